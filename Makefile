@@ -1,0 +1,37 @@
+# Entry points.  A new user needs two: `make demo` and `make check`.
+# Both install what is missing first and are quick when all is present.
+
+HARNESS := python3 -m harness
+VARIANT ?= lean
+
+.PHONY: demo check unit setup refresh export checkpatch kernel selftests \
+	baseline
+
+demo:                  ## build the patched kernel, boot it, run the demo
+	$(HARNESS) demo --variant $(VARIANT)
+
+check: unit checkpatch selftests   ## everything CI runs
+
+unit:                  ## harness unit tests (no kernel needed)
+	$(HARNESS) unit
+
+setup:                 ## install dependencies and create build/linux
+	$(HARNESS) setup
+
+refresh:               ## reset build/linux to base + patches/series
+	$(HARNESS) setup --refresh
+
+export:                ## write build/linux base..HEAD into patches/
+	$(HARNESS) export
+
+checkpatch:            ## checkpatch.pl --strict on every patch
+	$(HARNESS) checkpatch
+
+kernel:                ## build bzImage and the cgroup kselftests
+	$(HARNESS) build --variant $(VARIANT)
+
+selftests:             ## cgroup kselftests in a VM, against the baseline
+	$(HARNESS) selftests --variant $(VARIANT)
+
+baseline:              ## rewrite baseline/ from a run (on the unpatched base)
+	$(HARNESS) selftests --variant $(VARIANT) --update-baseline

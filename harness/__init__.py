@@ -1,0 +1,1 @@
+"""Host-side harness: set up, build, boot and test the patched kernel."""

@@ -1,0 +1,88 @@
+"""The committed per-test baseline of the unpatched base kernel, and the
+comparison of a run against it."""
+
+from dataclasses import dataclass, field
+
+RESULTS = ("pass", "fail", "skip")
+
+
+def parse(text):
+    """Parse 'name result [reason...]' lines into {name: (result, reason)}."""
+    entries = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split(None, 2)
+        if len(fields) < 2 or fields[1] not in RESULTS:
+            raise ValueError(f"baseline line {lineno}: expected "
+                             f"'name pass|fail|skip [reason]': {line}")
+        if fields[0] in entries:
+            raise ValueError(f"baseline line {lineno}: {fields[0]} repeated")
+        entries[fields[0]] = (fields[1], fields[2] if len(fields) > 2 else "")
+    return entries
+
+
+def render(results, reasons, header):
+    """Baseline text for a run, keeping the reasons already investigated."""
+    lines = [f"# {h}" if h else "#" for h in header]
+    width = max((len(n) for n in results), default=0)
+    for name, result in results.items():
+        reason = reasons.get(name, "")
+        lines.append(f"{name:<{width}} {result:<4} {reason}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Comparison:
+    regressions: list = field(default_factory=list)   # (name, was, now)
+    new_failures: list = field(default_factory=list)  # not in baseline
+    known_failures: list = field(default_factory=list)
+    newly_passing: list = field(default_factory=list)
+    new_tests: list = field(default_factory=list)
+
+    @property
+    def ok(self):
+        return not self.regressions and not self.new_failures
+
+
+def compare(baseline, results):
+    """Compare {name: result} against a parsed baseline.
+
+    A test that passed on the base and now fails, skips or is missing is a
+    regression.  A test not in the baseline was written for this series and
+    this VM: it must pass, and a skip there would hide a failure."""
+    cmp = Comparison()
+    for name, (was, _) in baseline.items():
+        now = results.get(name, "missing")
+        if was == "pass" and now != "pass":
+            cmp.regressions.append((name, was, now))
+        elif was != "pass" and now == "pass":
+            cmp.newly_passing.append(name)
+        elif was == "fail" and now == "fail":
+            cmp.known_failures.append(name)
+    for name, now in results.items():
+        if name in baseline:
+            continue
+        cmp.new_tests.append((name, now))
+        if now != "pass":
+            cmp.new_failures.append((name, now))
+    return cmp
+
+
+def report(cmp, baseline):
+    lines = []
+    for name, was, now in cmp.regressions:
+        lines.append(f"REGRESSION: {name}: {was} on the base, {now} now")
+    for name, now in cmp.new_failures:
+        lines.append(f"FAILED (not in the baseline, so it must pass): "
+                     f"{name}: {now}")
+    for name in cmp.newly_passing:
+        lines.append(f"newly passing: {name} (baseline says "
+                     f"{baseline[name][0]}; update the baseline?)")
+    for name in cmp.known_failures:
+        lines.append(f"known failure on the base too: {name}: "
+                     f"{baseline[name][1] or 'no reason recorded'}")
+    for name, now in cmp.new_tests:
+        lines.append(f"new test (not in the baseline): {name}: {now}")
+    return "\n".join(lines)

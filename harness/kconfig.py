@@ -1,0 +1,79 @@
+"""Kernel configs: fragments in configs/ merged onto tinyconfig, then
+checked, because Kconfig silently drops options whose dependencies fail."""
+
+import os
+import re
+
+from .common import CONFIGS, HarnessError, log, run
+
+# Each variant is tinyconfig plus these fragments, in order.
+VARIANTS = {
+    "lean": ["lean.config"],
+    "debug": ["lean.config", "debug.config"],
+}
+# Options our patches introduce: merged last, and only onto a tree that has
+# the series applied (on the bare base Kconfig would drop them).
+SERIES_FRAGMENT = "series.config"
+
+_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+def parse_config(text):
+    """Map each option named in a .config or fragment to its value;
+    `# CONFIG_X is not set` maps to 'n'."""
+    values = {}
+    for line in text.splitlines():
+        line = line.strip()
+        m = _SET.match(line)
+        if m:
+            values[m.group(1)] = m.group(2)
+            continue
+        m = _UNSET.match(line)
+        if m:
+            values[m.group(1)] = "n"
+    return values
+
+
+def unmet_options(requested, actual):
+    """Options whose requested value did not survive the merge, as
+    (option, wanted, got) tuples; a missing option counts as 'n'."""
+    return [(opt, want, actual.get(opt, "n"))
+            for opt, want in requested.items()
+            if actual.get(opt, "n") != want]
+
+
+def fragment_paths(variant, with_series):
+    if variant not in VARIANTS:
+        raise HarnessError(f"unknown config variant {variant!r}; "
+                           f"choose one of {', '.join(VARIANTS)}")
+    names = VARIANTS[variant] + ([SERIES_FRAGMENT] if with_series else [])
+    return [os.path.join(CONFIGS, name) for name in names]
+
+
+def requested_options(variant, with_series):
+    """Options the variant's fragments ask for; later fragments win."""
+    requested = {}
+    for path in fragment_paths(variant, with_series):
+        with open(path, encoding="utf-8") as f:
+            requested.update(parse_config(f.read()))
+    return requested
+
+
+def make_config(tree, out, variant, make_args, with_series):
+    """Write out/.config for the variant and verify it."""
+    frags = fragment_paths(variant, with_series)
+    log(f"configuring {variant}: tinyconfig + "
+        f"{' + '.join(os.path.basename(p) for p in frags)}")
+    run(["make", "-s", "-C", tree, f"O={out}"] + make_args + ["tinyconfig"])
+    run([os.path.join(tree, "scripts/kconfig/merge_config.sh"), "-m",
+         "-O", out, os.path.join(out, ".config")] + frags, quiet=True,
+        capture=True)
+    run(["make", "-s", "-C", tree, f"O={out}"] + make_args + ["olddefconfig"])
+    with open(os.path.join(out, ".config"), encoding="utf-8") as f:
+        actual = parse_config(f.read())
+    unmet = unmet_options(requested_options(variant, with_series), actual)
+    if unmet:
+        rows = "\n".join(f"  {o}: wanted {w}, got {g}" for o, w, g in unmet)
+        raise HarnessError(f"config {variant}: options the fragments ask for"
+                           f" did not end up set:\n{rows}")

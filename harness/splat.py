@@ -1,0 +1,61 @@
+"""Find kernel splats (BUG, WARN, Oops, lockdep, KASAN, hung task, soft
+lockup, RCU stall) in a console log or dmesg capture."""
+
+import re
+
+# Kernel messages carry a printk timestamp; guest program output does not,
+# so a test printing "WARNING:" is never mistaken for a kernel splat.
+_KERNEL_LINE = re.compile(r"\[\s*\d+\.\d+\]\s?(.*)$")
+
+# Most specific first: the first pattern that matches names the splat.
+SPLAT_PATTERNS = [
+    ("KASAN", re.compile(r"BUG: KASAN: ")),
+    ("soft lockup", re.compile(r"BUG: soft lockup")),
+    ("hard lockup", re.compile(r"Watchdog detected hard LOCKUP")),
+    ("lockdep", re.compile(r"WARNING: (possible (circular|recursive) locking|"
+                           r"inconsistent lock state|"
+                           r"possible irq lock inversion|"
+                           r"bad unlock balance|"
+                           r"suspicious RCU usage|"
+                           r"lock held when returning)")),
+    ("hung task", re.compile(r"INFO: task \S+ blocked for more than")),
+    ("RCU stall", re.compile(r"rcu: INFO: .*detected stalls?|"
+                             r"self-detected stall")),
+    ("workqueue lockup", re.compile(r"BUG: workqueue lockup")),
+    ("BUG", re.compile(r"\bBUG: |kernel BUG at ")),
+    ("WARNING", re.compile(r"^WARNING: ")),
+    ("Oops", re.compile(r"\bOops(: |\[)")),
+    ("general protection fault", re.compile(r"general protection fault")),
+    ("panic", re.compile(r"Kernel panic - not syncing")),
+    ("debugobjects", re.compile(r"^ODEBUG: ")),
+    ("UBSAN", re.compile(r"^UBSAN: ")),
+]
+CONTEXT_LINES = 6
+
+
+def kernel_messages(text):
+    """Yield the message part of every timestamped kernel log line."""
+    for line in text.splitlines():
+        m = _KERNEL_LINE.search(line)
+        if m:
+            yield m.group(1).rstrip()
+
+
+def find_splats(text):
+    """Return a list of (kind, first line, context) for each splat."""
+    messages = list(kernel_messages(text))
+    splats = []
+    for i, msg in enumerate(messages):
+        for kind, pattern in SPLAT_PATTERNS:
+            if pattern.search(msg):
+                splats.append((kind, msg, messages[i:i + CONTEXT_LINES]))
+                break
+    return splats
+
+
+def format_splats(splats):
+    out = []
+    for kind, first, context in splats:
+        out.append(f"kernel splat ({kind}): {first}")
+        out.extend("    " + c for c in context[1:])
+    return "\n".join(out)

@@ -1,0 +1,90 @@
+"""Parse kselftest TAP output (run_kselftest.sh) into per-test results.
+
+Each test program is one result under its own name; the TAP a program
+prints itself, nested behind "# ", gives one result per subtest, named
+"program:subtest".  Results are 'pass', 'fail' or 'skip'."""
+
+import re
+
+_RESULT = re.compile(r"^(not ok|ok)\s+\d+\s*(.*)$")
+_PROGRAM = re.compile(r"^selftests:\s*\S+:\s*(\S+)")
+_LEADING_DIRECTIVE = re.compile(r"#\s*(SKIP|XFAIL)\b\s*(.*)$", re.I)
+
+
+def _classify(status, rest):
+    """(result, description) of a result line, from the text after its
+    number.  ksft_test_result_skip() prints "ok 3 # SKIP name"; the runner
+    prints "ok 2 selftests: cgroup: name # SKIP" or "... # exit=1"."""
+    m = _LEADING_DIRECTIVE.match(rest)
+    if m:
+        directive, desc = m.group(1), m.group(2)
+    else:
+        desc, _, directive = rest.partition(" #")
+    if directive.strip().upper().startswith("SKIP"):
+        return "skip", desc.strip()
+    return ("pass" if status == "ok" else "fail"), desc.strip()
+
+
+def parse(text):
+    """Return an ordered dict of test name -> result.
+
+    A program with no result line of its own (the guest died while it ran)
+    keeps the subtest results it printed and is itself left out, so the
+    baseline comparison reports it as missing."""
+    results = {}
+    program = None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if line.startswith("# "):
+            inner = line[2:].strip()
+            m = _PROGRAM.match(inner)
+            if m:
+                program = m.group(1)
+                continue
+            m = _RESULT.match(inner)
+            if m and program:
+                result, desc = _classify(m.group(1), m.group(2))
+                if desc:
+                    results[f"{program}:{desc}"] = result
+            continue
+        m = _RESULT.match(line.strip())
+        if not m:
+            continue
+        result, desc = _classify(m.group(1), m.group(2))
+        pm = _PROGRAM.match(desc)
+        results[pm.group(1) if pm else desc] = result
+        program = None
+    return results
+
+
+def counts(results):
+    """(passed, failed, skipped) over a results dict."""
+    values = list(results.values())
+    return (values.count("pass"), values.count("fail"), values.count("skip"))
+
+
+_SUBTEST = re.compile(r"^\s*# Subtest: (\S+)")
+_KTAP_RESULT = re.compile(r"^(\s*)(not ok|ok)\s+\d+\s*(.*)$")
+
+
+def parse_kunit(messages):
+    """Results of built-in KUnit suites from kernel log messages (KTAP, with
+    printk timestamps already stripped): "kunit:suite" for each suite and
+    "kunit:suite:case" for each of its cases."""
+    results = {}
+    suite = None
+    for msg in messages:
+        m = _SUBTEST.match(msg)
+        if m:
+            suite = m.group(1)
+            continue
+        m = _KTAP_RESULT.match(msg)
+        if not m or suite is None:
+            continue
+        result, desc = _classify(m.group(2), m.group(3))
+        if m.group(1):
+            results[f"kunit:{suite}:{desc}"] = result
+        else:
+            results[f"kunit:{desc}"] = result
+            suite = None
+    return results

@@ -1,0 +1,96 @@
+"""Boot a kernel under QEMU with virtme-ng and run a guest script."""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from .common import HarnessError, log, run
+from .deps import VNG, venv_env
+
+SCRATCH_SIZE = "3G"
+SWAP_SIZE = "1G"
+# Progress lines worth showing from a guest run: test starts and results.
+_PROGRESS = re.compile(r"^(# selftests: |ok |not ok |guest: |demo: |\|)")
+
+
+def kvm_usable():
+    """KVM only on request (BGR_KVM=1) and only when /dev/kvm opens."""
+    if os.environ.get("BGR_KVM") != "1":
+        return False
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR)
+    except OSError as err:
+        log(f"BGR_KVM=1 but /dev/kvm is not usable ({err}); using TCG")
+        return False
+    os.close(fd)
+    return True
+
+
+def make_disks(rundir):
+    """A fresh ext4 scratch disk and a swap disk, both sparse files."""
+    scratch = os.path.join(rundir, "scratch.img")
+    swap = os.path.join(rundir, "swap.img")
+    for path, size in ((scratch, SCRATCH_SIZE), (swap, SWAP_SIZE)):
+        if os.path.exists(path):
+            os.remove(path)
+        run(["truncate", "-s", size, path], quiet=True)
+    run(["mkfs.ext4", "-q", "-F", scratch], quiet=True)
+    run(["mkswap", "-q", swap], quiet=True, capture=True)
+    return [scratch, swap]
+
+
+def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
+         echo_all=False):
+    """Boot `kernel` and run `command` (a list) as root in the guest.
+
+    The guest may write into `rundir`.  Its whole console output goes to
+    rundir/console.log; progress lines are echoed.  Returns the console
+    text.  Raises HarnessError on timeout."""
+    os.makedirs(rundir, exist_ok=True)
+    disks = make_disks(rundir)
+    cmd = ["timeout", "--kill-after=10", str(timeout), VNG, "--run", kernel, "--verbose", "--force-9p",
+           "--disable-microvm", "--cpus", str(cpus), "--memory", memory,
+           "--rwdir", rundir, "--user", "root"]
+    if not kvm_usable():
+        cmd.append("--disable-kvm")
+    for disk in disks:
+        cmd += ["--disk", disk]
+    cmd += ["--append", "panic_on_warn=0 hung_task_timeout_secs=60"]
+    cmd += ["--exec", " ".join(command)]
+    log(f"booting {os.path.relpath(kernel)} ({cpus} vCPUs, {memory})")
+    console_path = os.path.join(rundir, "console.log")
+    start = time.monotonic()
+    lines = []
+    with open(console_path, "w", encoding="utf-8") as console:
+        # vng runs virtme-run, which must be found on PATH.
+        env = dict(os.environ, **venv_env())
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env,
+                                stderr=subprocess.STDOUT, text=True,
+                                errors="replace", stdin=subprocess.DEVNULL)
+        try:
+            for line in proc.stdout:
+                console.write(line)
+                lines.append(line)
+                if echo_all or _PROGRESS.match(line):
+                    print("  " + line.rstrip(), flush=True)
+            proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    log(f"guest exited after {time.monotonic() - start:.0f}s "
+        f"(console log: {os.path.relpath(console_path)})")
+    for disk in disks:
+        os.remove(disk)
+    if proc.returncode in (124, 137):
+        raise HarnessError(f"guest run killed after {timeout}s; see "
+                           f"{console_path}")
+    return "".join(lines)
+
+
+def fresh_rundir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path

@@ -1,0 +1,82 @@
+import unittest
+
+from harness import baseline
+
+BASE = """\
+# comment
+test_a pass
+test_b fail fails on the base: needs more memory
+test_c skip no hugetlb
+test_d pass
+"""
+
+
+class ParseTest(unittest.TestCase):
+    def test_parse(self):
+        b = baseline.parse(BASE)
+        self.assertEqual(b["test_b"], ("fail", "fails on the base: needs "
+                                               "more memory"))
+        self.assertEqual(b["test_a"], ("pass", ""))
+
+    def test_rejects_bad_result(self):
+        with self.assertRaises(ValueError):
+            baseline.parse("test_a passed\n")
+
+    def test_rejects_duplicate(self):
+        with self.assertRaises(ValueError):
+            baseline.parse("test_a pass\ntest_a fail\n")
+
+    def test_render_round_trip_keeps_reasons(self):
+        text = baseline.render({"x": "fail", "longer_name": "pass"},
+                               {"x": "why"}, ["header"])
+        self.assertEqual(baseline.parse(text),
+                         {"x": ("fail", "why"), "longer_name": ("pass", "")})
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.base = baseline.parse(BASE)
+
+    def test_identical_run_is_ok(self):
+        cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "fail",
+                                           "test_c": "skip",
+                                           "test_d": "pass"})
+        self.assertTrue(cmp.ok)
+        self.assertEqual(cmp.known_failures, ["test_b"])
+
+    def test_regression_fail_skip_and_missing(self):
+        cmp = baseline.compare(self.base, {"test_a": "fail", "test_b": "fail",
+                                           "test_c": "skip"})
+        self.assertFalse(cmp.ok)
+        self.assertEqual(cmp.regressions, [("test_a", "pass", "fail"),
+                                           ("test_d", "pass", "missing")])
+        cmp = baseline.compare(self.base, {"test_a": "skip", "test_b": "fail",
+                                           "test_c": "skip",
+                                           "test_d": "pass"})
+        self.assertEqual(cmp.regressions, [("test_a", "pass", "skip")])
+
+    def test_newly_passing_is_reported_not_failed(self):
+        cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "pass",
+                                           "test_c": "skip",
+                                           "test_d": "pass"})
+        self.assertTrue(cmp.ok)
+        self.assertEqual(cmp.newly_passing, ["test_b"])
+        self.assertIn("newly passing: test_b", baseline.report(cmp, self.base))
+
+    def test_new_test_failing_fails(self):
+        cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "fail",
+                                           "test_c": "skip", "test_d": "pass",
+                                           "test_new": "fail"})
+        self.assertFalse(cmp.ok)
+        self.assertEqual(cmp.new_failures, [("test_new", "fail")])
+
+    def test_new_test_skipping_fails(self):
+        cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "fail",
+                                           "test_c": "skip", "test_d": "pass",
+                                           "test_new": "skip"})
+        self.assertFalse(cmp.ok)
+        self.assertIn("test_new: skip", baseline.report(cmp, self.base))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,66 @@
+import os
+import unittest
+
+from harness import splat
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+def load(name):
+    with open(os.path.join(DATA, name), encoding="utf-8") as f:
+        return f.read()
+
+
+class FindSplatsTest(unittest.TestCase):
+    def kinds(self, text):
+        return [kind for kind, _, _ in splat.find_splats(text)]
+
+    def test_clean_boot_has_none(self):
+        self.assertEqual(splat.find_splats(load("console-clean.log")), [])
+
+    def test_warn_on(self):
+        found = splat.find_splats(load("console-warn.log"))
+        self.assertEqual(found[0][0], "WARNING")
+        self.assertIn("mm/memcontrol.c", found[0][1])
+
+    def test_lockdep(self):
+        self.assertEqual(self.kinds(load("console-lockdep.log"))[:1],
+                         ["lockdep"])
+
+    def test_kasan(self):
+        found = splat.find_splats(load("console-kasan.log"))
+        self.assertEqual(found[0][0], "KASAN")
+        self.assertIn("use-after-free", found[0][1])
+
+    def test_hung_task_and_soft_lockup(self):
+        text = ("[  120.000001] INFO: task kworker/u4:1:37 blocked for more "
+                "than 61 seconds.\n"
+                "[  130.5] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! "
+                "[memhog:812]\n")
+        self.assertEqual(self.kinds(text), ["hung task", "soft lockup"])
+
+    def test_user_output_is_not_a_splat(self):
+        # A test program printing WARNING without a kernel timestamp.
+        text = "WARNING: this is user space\n# BUG: not the kernel\n"
+        self.assertEqual(splat.find_splats(text), [])
+
+    def test_oom_kill_is_not_a_splat(self):
+        text = ("[   50.1] memhog invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL)"
+                ", order=0, oom_score_adj=0\n"
+                "[   50.2] Call Trace:\n"
+                "[   50.3] Memory cgroup out of memory: Killed process 99\n")
+        self.assertEqual(splat.find_splats(text), [])
+
+    def test_interleaved_line(self):
+        # Console output of the guest can land mid-line.
+        text = "# ok 3 test_x[   77.123456] BUG: kernel NULL pointer deref\n"
+        self.assertEqual(self.kinds(text), ["BUG"])
+
+    def test_format_names_the_splat(self):
+        text = "[    1.000000] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x1/0x2\n"
+        out = splat.format_splats(splat.find_splats(text))
+        self.assertIn("kernel splat (WARNING): WARNING: CPU: 0", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,106 @@
+import os
+import unittest
+
+from harness import tap
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+SAMPLE = """\
+TAP version 13
+1..3
+# timeout set to 600
+# selftests: cgroup: test_memcontrol
+# TAP version 13
+# 1..4
+# ok 1 test_memcg_subtree_control
+# not ok 2 test_memcg_reclaim
+# ok 3 # SKIP test_memcg_sock
+# ok 4 test_memcg_oom_events
+# # Totals: pass:2 fail:1 xfail:0 xpass:0 skip:1 error:0
+not ok 1 selftests: cgroup: test_memcontrol # exit=1
+# timeout set to 600
+# selftests: cgroup: test_stress.sh
+ok 2 selftests: cgroup: test_stress.sh # SKIP
+# selftests: cgroup: test_cpuset_prs.sh
+not ok 3 selftests: cgroup: test_cpuset_prs.sh # TIMEOUT 600 seconds
+"""
+
+
+class ParseTest(unittest.TestCase):
+    def test_nested_and_top_level_results(self):
+        results = tap.parse(SAMPLE)
+        self.assertEqual(results, {
+            "test_memcontrol:test_memcg_subtree_control": "pass",
+            "test_memcontrol:test_memcg_reclaim": "fail",
+            "test_memcontrol:test_memcg_sock": "skip",
+            "test_memcontrol:test_memcg_oom_events": "pass",
+            "test_memcontrol": "fail",
+            "test_stress.sh": "skip",
+            "test_cpuset_prs.sh": "fail",
+        })
+
+    def test_counts(self):
+        self.assertEqual(tap.counts(tap.parse(SAMPLE)), (2, 3, 2))
+
+    def test_truncated_program_keeps_no_stale_subtests(self):
+        # A program that crashed prints no top-level line; its subtests
+        # must not be attributed to the next program.
+        text = ("# selftests: cgroup: a\n# ok 1 sub_a\n"
+                "# selftests: cgroup: b\nok 1 selftests: cgroup: b\n")
+        results = tap.parse(text)
+        self.assertEqual(results["b"], "pass")
+        self.assertEqual(results["a:sub_a"], "pass")
+        self.assertNotIn("a", results)
+        self.assertNotIn("b:sub_a", results)
+
+    def test_empty_input(self):
+        self.assertEqual(tap.parse(""), {})
+
+    def test_real_capture(self):
+        path = os.path.join(DATA, "kselftest-cgroup.tap")
+        with open(path, encoding="utf-8") as f:
+            results = tap.parse(f.read())
+        self.assertEqual(results["test_core"], "pass")
+        self.assertEqual(results["test_memcontrol:test_memcg_min"], "pass")
+        self.assertGreater(len(results), 80)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+KUNIT_LOG = """\
+KTAP version 1
+1..2
+    KTAP version 1
+    # Subtest: memcg_bgreclaim
+    # module: memcontrol_bgreclaim
+    1..3
+    ok 1 memcg_bgr_test_parse_valid
+    # memcg_bgr_test_parse_invalid: EXPECTATION FAILED at mm/x.c:12
+    not ok 2 memcg_bgr_test_parse_invalid
+    ok 3 memcg_bgr_test_auto # SKIP no limit
+# memcg_bgreclaim: pass:1 fail:1 skip:1 total:3
+not ok 1 memcg_bgreclaim
+    KTAP version 1
+    # Subtest: other
+    1..1
+    ok 1 case_a
+ok 2 other
+"""
+
+
+class ParseKunitTest(unittest.TestCase):
+    def test_suites_and_cases(self):
+        results = tap.parse_kunit(KUNIT_LOG.splitlines())
+        self.assertEqual(results, {
+            "kunit:memcg_bgreclaim:memcg_bgr_test_parse_valid": "pass",
+            "kunit:memcg_bgreclaim:memcg_bgr_test_parse_invalid": "fail",
+            "kunit:memcg_bgreclaim:memcg_bgr_test_auto": "skip",
+            "kunit:memcg_bgreclaim": "fail",
+            "kunit:other:case_a": "pass",
+            "kunit:other": "pass",
+        })
+
+    def test_no_kunit(self):
+        self.assertEqual(tap.parse_kunit(["booting", "ok 1 not kunit"]), {})
