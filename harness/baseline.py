@@ -3,7 +3,8 @@ comparison of a run against it."""
 
 from dataclasses import dataclass, field
 
-RESULTS = ("pass", "fail", "skip")
+# "flaky": seen both passing and failing on the base; either is accepted.
+RESULTS = ("pass", "fail", "skip", "flaky")
 
 
 def parse(text):
@@ -16,7 +17,7 @@ def parse(text):
         fields = line.split(None, 2)
         if len(fields) < 2 or fields[1] not in RESULTS:
             raise ValueError(f"baseline line {lineno}: expected "
-                             f"'name pass|fail|skip [reason]': {line}")
+                             f"'name {'|'.join(RESULTS)} [reason]': {line}")
         if fields[0] in entries:
             raise ValueError(f"baseline line {lineno}: {fields[0]} repeated")
         entries[fields[0]] = (fields[1], fields[2] if len(fields) > 2 else "")
@@ -38,6 +39,7 @@ class Comparison:
     regressions: list = field(default_factory=list)   # (name, was, now)
     new_failures: list = field(default_factory=list)  # not in baseline
     known_failures: list = field(default_factory=list)
+    flaky_failures: list = field(default_factory=list)
     newly_passing: list = field(default_factory=list)
     new_tests: list = field(default_factory=list)
 
@@ -50,12 +52,15 @@ def compare(baseline, results):
     """Compare {name: result} against a parsed baseline.
 
     A test that passed on the base and now fails, skips or is missing is a
-    regression.  A test not in the baseline was written for this series and
+    regression; a flaky one may pass or fail.  A test not in the baseline was written for this series and
     this VM: it must pass, and a skip there would hide a failure."""
     cmp = Comparison()
     for name, (was, _) in baseline.items():
         now = results.get(name, "missing")
-        if was == "pass" and now != "pass":
+        if was == "flaky":
+            if now != "pass":
+                cmp.flaky_failures.append((name, now))
+        elif was == "pass" and now != "pass":
             cmp.regressions.append((name, was, now))
         elif was != "pass" and now == "pass":
             cmp.newly_passing.append(name)
@@ -80,6 +85,9 @@ def report(cmp, baseline):
     for name in cmp.newly_passing:
         lines.append(f"newly passing: {name} (baseline says "
                      f"{baseline[name][0]}; update the baseline?)")
+    for name, now in cmp.flaky_failures:
+        lines.append(f"flaky on the base, {now} this time: {name}: "
+                     f"{baseline[name][1] or 'no reason recorded'}")
     for name in cmp.known_failures:
         lines.append(f"known failure on the base too: {name}: "
                      f"{baseline[name][1] or 'no reason recorded'}")

@@ -87,15 +87,20 @@ def _write_baseline(results, problems):
         log("not writing a baseline from a run with problems")
         return 1
     try:
-        reasons = {n: r for n, (_, r) in guest_run.load_baseline().items()}
+        old = guest_run.load_baseline()
     except HarnessError:
-        reasons = {}
+        old = {}
+    reasons = {n: r for n, (_, r) in old.items()}
+    # One run cannot show that a test is no longer flaky.
+    results = {n: "flaky" if old.get(n, ("",))[0] == "flaky" else r
+               for n, r in results.items()}
     conf = deps.read_base_conf()
     header = [
         "Results of the kselftest cgroup suite on the unpatched base",
         f"{conf['package']} {conf['version']}, lean config, 2 vCPUs,",
         "4 GiB, TCG, cwd on ext4, 1 GiB swap (written by `make baseline`).",
-        "Format: test result reason.  Reasons are kept across rewrites.",
+        "Format: test result reason; flaky means seen both passing and",
+        "failing.  Reasons and flaky marks are kept across rewrites.",
         "",
     ]
     with open(guest_run.BASELINE, "w", encoding="utf-8") as f:

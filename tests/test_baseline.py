@@ -8,6 +8,7 @@ test_a pass
 test_b fail fails on the base: needs more memory
 test_c skip no hugetlb
 test_d pass
+test_e flaky timing under emulation
 """
 
 
@@ -40,9 +41,18 @@ class CompareTest(unittest.TestCase):
     def test_identical_run_is_ok(self):
         cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "fail",
                                            "test_c": "skip",
-                                           "test_d": "pass"})
+                                           "test_d": "pass",
+                                           "test_e": "pass"})
         self.assertTrue(cmp.ok)
         self.assertEqual(cmp.known_failures, ["test_b"])
+
+    def test_flaky_may_fail_but_not_vanish_silently(self):
+        cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "fail",
+                                           "test_c": "skip", "test_d": "pass",
+                                           "test_e": "fail"})
+        self.assertTrue(cmp.ok)
+        self.assertIn("flaky on the base, fail this time: test_e",
+                      baseline.report(cmp, self.base))
 
     def test_regression_fail_skip_and_missing(self):
         cmp = baseline.compare(self.base, {"test_a": "fail", "test_b": "fail",

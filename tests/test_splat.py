@@ -23,15 +23,6 @@ class FindSplatsTest(unittest.TestCase):
         self.assertEqual(found[0][0], "WARNING")
         self.assertIn("mm/memcontrol.c", found[0][1])
 
-    def test_lockdep(self):
-        self.assertEqual(self.kinds(load("console-lockdep.log"))[:1],
-                         ["lockdep"])
-
-    def test_kasan(self):
-        found = splat.find_splats(load("console-kasan.log"))
-        self.assertEqual(found[0][0], "KASAN")
-        self.assertIn("use-after-free", found[0][1])
-
     def test_hung_task_and_soft_lockup(self):
         text = ("[  120.000001] INFO: task kworker/u4:1:37 blocked for more "
                 "than 61 seconds.\n"
