@@ -23,6 +23,24 @@ class FindSplatsTest(unittest.TestCase):
         self.assertEqual(found[0][0], "WARNING")
         self.assertIn("mm/memcontrol.c", found[0][1])
 
+    def test_lockdep(self):
+        # A real report from the debug kernel (PROVE_LOCKING).
+        found = splat.find_splats(load("console-lockdep.log"))
+        self.assertEqual(found[0][0], "lockdep")
+        self.assertIn("possible circular locking", found[0][1])
+
+    def test_kasan(self):
+        # A real report from the debug kernel (KASAN generic).
+        found = splat.find_splats(load("console-kasan.log"))
+        self.assertEqual(found[0][0], "KASAN")
+        self.assertIn("use-after-free", found[0][1])
+
+    def test_qemu_warning_is_not_a_splat(self):
+        # QEMU prints "WARNING: Image format was not specified" unstamped.
+        qemu_lines = "\n".join(load("console-kasan.log").splitlines()[:5])
+        self.assertIn("WARNING: Image format", qemu_lines)
+        self.assertEqual(splat.find_splats(qemu_lines), [])
+
     def test_hung_task_and_soft_lockup(self):
         text = ("[  120.000001] INFO: task kworker/u4:1:37 blocked for more "
                 "than 61 seconds.\n"
