@@ -8,12 +8,13 @@ import subprocess
 
 from .common import BUILD, REPO, HarnessError, log, run
 
-# Kernel build, selftest build, guest tools and the VM itself.
+# Kernel build, selftest build, guest tools and the VM itself; gawk because
+# test_cpuset_prs.sh runs `awk -e`, which Debian's default mawk lacks.
 APT_PACKAGES = [
     "bc", "bison", "busybox-static", "ccache", "cpio", "dwarves",
-    "e2fsprogs", "flex", "gawk", "gcc", "git", "kmod", "libcap-dev", "libelf-dev",
-    "libssl-dev", "make", "perl", "procps", "python3-venv", "qemu-system-x86",
-    "rsync", "util-linux", "xz-utils",
+    "e2fsprogs", "flex", "gawk", "gcc", "git", "kmod", "libcap-dev",
+    "libelf-dev", "libssl-dev", "make", "perl", "procps", "python3-venv",
+    "qemu-system-x86", "rsync", "util-linux", "xz-utils",
 ]
 # The private virtualenv: virtme-ng boots the VM; ply and GitPython are what
 # checkpatch.pl's SPDX check (scripts/spdxcheck.py) imports.
