@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,7 +43,3 @@ def output(cmd, cwd=None):
     """Run a command and return its stripped standard output."""
     return run(cmd, cwd=cwd, capture=True, quiet=True).stdout.strip()
 
-
-def die(msg):
-    print(f"error: {msg}", file=sys.stderr, flush=True)
-    sys.exit(1)

@@ -3,7 +3,7 @@
 import os
 
 from . import baseline, build, splat, tap, vm
-from .common import BUILD, GUEST, REPO, HarnessError, log, run
+from .common import BUILD, GUEST, REPO, HarnessError, run
 
 BASELINE = os.path.join(REPO, "baseline", "cgroup-selftests.txt")
 TEST_TIMEOUT = 600          # per test program, in the guest (TCG is slow)

@@ -41,8 +41,7 @@ def make_disks(rundir):
     return [scratch, swap]
 
 
-def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
-         echo_all=False):
+def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600):
     """Boot `kernel` and run `command` (a list) as root in the guest.
 
     The guest may write into `rundir`.  Its whole console output goes to
@@ -73,7 +72,7 @@ def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
             for line in proc.stdout:
                 console.write(line)
                 lines.append(line)
-                if echo_all or _PROGRESS.match(line):
+                if _PROGRESS.match(line):
                     print("  " + line.rstrip(), flush=True)
             proc.wait()
         finally:
