@@ -5,7 +5,7 @@ HARNESS := python3 -m harness
 VARIANT ?= lean
 
 .PHONY: demo check unit setup refresh export checkpatch kernel selftests \
-	baseline
+	baseline bisect bench
 
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo --variant $(VARIANT)
@@ -33,5 +33,12 @@ kernel:                ## build bzImage and the cgroup kselftests
 selftests:             ## cgroup kselftests in a VM, against the baseline
 	$(HARNESS) selftests --variant $(VARIANT)
 
-baseline:              ## rewrite baseline/ from a run (on the unpatched base)
-	$(HARNESS) selftests --variant $(VARIANT) --update-baseline
+baseline:              ## rewrite baseline/ from a run on the unpatched base
+	$(HARNESS) selftests --variant $(VARIANT) --base --update-baseline
+
+bisect:                ## build and boot every patch of the series on its own
+	$(HARNESS) bisect --variant $(VARIANT)
+
+SCENARIO ?= all
+bench:                 ## benchmarks into results/ (SCENARIO=storm|stream|...)
+	$(HARNESS) bench $(SCENARIO) --variant $(VARIANT)

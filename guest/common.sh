@@ -28,3 +28,20 @@ guest_finish() {
 	dmesg > "$results/dmesg.txt"
 	echo "$rc" > "$results/exit-code"
 }
+
+# tap_program NAME TIMEOUT CMD...: run CMD in the current directory and
+# print its output as one kselftest program result named NAME, the way
+# run_kselftest.sh would (the program's own TAP nested behind "# ").
+tap_program() {
+	local name=$1 limit=$2 out status
+	shift 2
+	echo "# selftests: cgroup: $name"
+	out=$(timeout "$limit" "$@" 2>&1)
+	status=$?
+	echo "$out" | sed 's/^/# /'
+	if [ $status -eq 0 ]; then
+		echo "ok 1 selftests: cgroup: $name"
+	else
+		echo "not ok 1 selftests: cgroup: $name # exit=$status"
+	fi
+}

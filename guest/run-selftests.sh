@@ -19,22 +19,11 @@ rc=${PIPESTATUS[0]}
 # Results are judged from the TAP output; the exit code only tells the
 # host that the script got to the end.
 
-# run_variant NAME SETUP: one more TAP result for test_bgreclaim under SETUP.
-run_variant() {
-	local name=$1 setup=$2 out
-	[ -x cgroup/test_bgreclaim ] || return 0
-	echo "# selftests: cgroup: $name"
-	eval "$setup"
-	out=$(cd cgroup && timeout "$timeout" ./test_bgreclaim 2>&1)
-	local status=$?
-	echo "$out" | sed 's/^/# /'
-	if [ $status -eq 0 ]; then
-		echo "ok 1 selftests: cgroup: $name"
-	else
-		echo "not ok 1 selftests: cgroup: $name # exit=$status"
-	fi
-}
-run_variant test_bgreclaim-mglru-zswap \
-	'echo y > /sys/kernel/mm/lru_gen/enabled; echo Y > /sys/module/zswap/parameters/enabled' \
-	2>&1 | tee -a "$results/tap.txt"
+# One more result for test_bgreclaim with MGLRU and zswap on.
+if [ -x cgroup/test_bgreclaim ]; then
+	echo y > /sys/kernel/mm/lru_gen/enabled
+	echo Y > /sys/module/zswap/parameters/enabled
+	(cd cgroup && tap_program test_bgreclaim-mglru-zswap "$timeout" \
+		./test_bgreclaim) | tee -a "$results/tap.txt"
+fi
 guest_finish "$results" "$rc"

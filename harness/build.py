@@ -1,5 +1,6 @@
 """Build the kernel image and the cgroup kselftests for a config variant,
-out of tree in build/out/VARIANT, through ccache."""
+out of tree through ccache: the patched tree in build/out/VARIANT, the
+unpatched base in build/out/base-VARIANT."""
 
 import os
 import time
@@ -21,16 +22,24 @@ BUILD_ENV = {
 MAKE_ARGS = ["CC=ccache gcc", "HOSTCC=ccache gcc"]
 
 
-def outdir(variant):
-    return os.path.join(BUILD, "out", variant)
+def kernel_name(variant, base=False):
+    """How runs and reports name a kernel: lean, debug, base-lean..."""
+    return f"base-{variant}" if base else variant
 
 
-def kernel_image(variant):
-    return os.path.join(outdir(variant), "arch/x86/boot/bzImage")
+def outdir(variant, base=False):
+    return os.path.join(BUILD, "out", kernel_name(variant, base))
 
 
-def kselftest_dir(variant):
-    return os.path.join(outdir(variant), "kselftest-install")
+IMAGE = "arch/x86/boot/bzImage"
+
+
+def kernel_image(variant, base=False):
+    return os.path.join(outdir(variant, base), IMAGE)
+
+
+def kselftest_dir(variant, base=False):
+    return os.path.join(outdir(variant, base), "kselftest-install")
 
 
 def _config_is_current(out, frags):
@@ -47,25 +56,37 @@ def _config_is_current(out, frags):
     return all(os.path.getmtime(p) < made for p in frags)
 
 
-def build(variant):
-    """Configure (if needed) and build bzImage plus the cgroup kselftests."""
-    out = outdir(variant)
+def build(variant, base=False):
+    """Configure (if needed) and build bzImage plus the cgroup kselftests,
+    from build/linux or, with base, from the unpatched base."""
+    src = tree.ensure_base_worktree() if base else TREE
+    build_at(src, outdir(variant, base), variant,
+             with_series=not base and tree.has_series())
+    return kernel_image(variant, base)
+
+
+def build_at(src, out, variant, with_series, selftests=True,
+             partial_series=False):
+    """Build the tree `src` into `out`; the kselftests go to
+    out/kselftest-install.  partial_series: see kconfig.make_config()."""
     os.makedirs(out, exist_ok=True)
-    with_series = tree.has_series()
     frags = kconfig.fragment_paths(variant, with_series)
-    if not _config_is_current(out, frags):
-        kconfig.make_config(TREE, out, variant, MAKE_ARGS, with_series)
+    if partial_series or not _config_is_current(out, frags):
+        kconfig.make_config(src, out, variant, MAKE_ARGS, with_series,
+                            partial_series)
         with open(os.path.join(out, "harness-fragments"), "w",
                   encoding="utf-8") as f:
             f.write("\n".join(frags))
-    make = ["make", "-C", TREE, f"O={out}", f"-j{JOBS}"] + MAKE_ARGS
+    make = ["make", "-C", src, f"O={out}", f"-j{JOBS}"] + MAKE_ARGS
     start = time.monotonic()
-    log(f"building the {variant} kernel (bzImage) in {os.path.relpath(out)}")
+    log(f"building bzImage in {os.path.relpath(out)}")
     run(make + ["bzImage"], env=BUILD_ENV)
     log(f"kernel built in {time.monotonic() - start:.0f}s")
+    if not selftests:
+        return
     run(make + ["-s", "headers"], env=BUILD_ENV)
     log("building the cgroup kselftests")
-    run(["make", "-s", "-C", os.path.join(TREE, "tools/testing/selftests"),
+    run(["make", "-s", "-C", os.path.join(src, "tools/testing/selftests"),
          f"O={out}", "TARGETS=cgroup", f"-j{JOBS}", "CC=ccache gcc",
-         f"INSTALL_PATH={kselftest_dir(variant)}", "install"], env=BUILD_ENV)
-    return kernel_image(variant)
+         f"INSTALL_PATH={os.path.join(out, 'kselftest-install')}",
+         "install"], env=BUILD_ENV)

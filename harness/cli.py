@@ -6,14 +6,15 @@ import sys
 import time
 import unittest
 
-from . import baseline, build, deps, guest_run, kconfig, tree
+from . import (baseline, bench, bisect, build, deps, guest_run, kconfig,
+               tree)
 from .common import REPO, HarnessError, log
 
 
-def _prepare(variant, refresh=False):
+def _prepare(variant, base=False):
     deps.ensure_all()
-    tree.ensure_tree(deps.read_base_conf()["tarball"], refresh=refresh)
-    return build.build(variant)
+    tree.ensure_tree(deps.read_base_conf()["tarball"])
+    return build.build(variant, base)
 
 
 def cmd_setup(args):
@@ -38,7 +39,7 @@ def cmd_checkpatch(_args):
 
 
 def cmd_build(args):
-    _prepare(args.variant)
+    _prepare(args.variant, args.base)
     return 0
 
 
@@ -59,10 +60,13 @@ def cmd_demo(args):
 
 def cmd_selftests(args):
     """Run the suite and compare with the baseline (or rewrite it)."""
+    if args.update_baseline and not args.base:
+        raise HarnessError("the baseline records the unpatched base: "
+                           "use --base with --update-baseline")
     if not args.no_build:
-        _prepare(args.variant)
+        _prepare(args.variant, args.base)
     start = time.monotonic()
-    results, problems = guest_run.run_selftests(args.variant)
+    results, problems = guest_run.run_selftests(args.variant, args.base)
     log(f"suite ran in {time.monotonic() - start:.0f}s")
     if args.update_baseline:
         return _write_baseline(results, problems)
@@ -74,10 +78,68 @@ def cmd_selftests(args):
     for p in problems:
         print(p)
     ok = cmp.ok and not problems
-    print(f"cgroup selftests ({args.variant}): "
+    print(f"cgroup selftests ({build.kernel_name(args.variant, args.base)}): "
           f"{'OK' if ok else 'FAILED'}", flush=True)
     print(guest_run.summary_line(results, cmp), flush=True)
     return 0 if ok else 1
+
+
+def cmd_repeat(args):
+    """Run some test programs many times in one boot; tally the results."""
+    if args.rounds < 1:
+        raise HarnessError("--rounds must be at least 1")
+    if not args.no_build:
+        _prepare(args.variant, args.base)
+    tally, problems = guest_run.run_repeat(args.variant, args.base,
+                                           args.programs, args.rounds)
+    name = build.kernel_name(args.variant, args.base)
+    print(f"{args.rounds} rounds of {' '.join(args.programs)} on {name}:")
+    for test, counts in tally.items():
+        text = ", ".join(f"{counts[r]} {r}" for r in ("pass", "fail", "skip")
+                         if r in counts)
+        print(f"  {test:<60} {text}")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+def cmd_bisect(args):
+    """Build and boot every commit of the series on its own."""
+    deps.ensure_all()
+    tree.ensure_tree(deps.read_base_conf()["tarball"])
+    problems = bisect.check(args.variant)
+    for p in problems:
+        print(p)
+    print(f"bisectability ({args.variant}): "
+          f"{'FAILED' if problems else 'OK'}", flush=True)
+    return 1 if problems else 0
+
+
+def cmd_bench(args):
+    """Run benchmark scenarios and write their reports into results/."""
+    names = list(bench.SCENARIOS) if args.scenarios == ["all"] \
+        else args.scenarios
+    unknown = [n for n in names if n not in bench.SCENARIOS]
+    if unknown:
+        raise HarnessError(f"unknown scenario(s) {', '.join(unknown)}; "
+                           f"choose from all, {', '.join(bench.SCENARIOS)}")
+    if args.rounds is not None and args.rounds < 1:
+        raise HarnessError("--rounds must be at least 1")
+    _prepare(args.variant)
+    failed = False
+    for name in names:
+        scenario = bench.SCENARIOS[name]
+        trials, problems = bench.run_scenario(scenario, args.variant,
+                                              args.rounds)
+        if not trials:
+            problems.append("no trial produced results")
+        else:
+            bench.report(scenario, trials, args.variant, problems)
+        for p in problems:
+            print(p)
+        failed |= bool(problems)
+    bench.write_index()
+    return 1 if failed else 0
 
 
 def _write_baseline(results, problems):
@@ -114,12 +176,16 @@ def main(argv=None):
                                      description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name, func, help_text, variant=False):
+    def add(name, func, help_text, variant=False, base=False):
         p = sub.add_parser(name, help=help_text)
         p.set_defaults(func=func)
         if variant:
             p.add_argument("--variant", default="lean",
                            choices=sorted(kconfig.VARIANTS))
+        if base:
+            p.add_argument("--base", action="store_true",
+                           help="the unpatched base kernel, built from "
+                           "build/linux-base")
         return p
 
     p = add("setup", cmd_setup, "install dependencies, create build/linux")
@@ -127,15 +193,33 @@ def main(argv=None):
                    help="reset build/linux to base + patches/series")
     add("export", cmd_export, "export build/linux base..HEAD to patches/")
     add("checkpatch", cmd_checkpatch, "checkpatch.pl --strict every patch")
-    add("build", cmd_build, "build bzImage and kselftests", variant=True)
+    add("build", cmd_build, "build bzImage and kselftests", variant=True,
+        base=True)
     add("unit", cmd_unit, "run the harness unit tests")
     add("demo", cmd_demo, "build, boot and run the demonstration",
         variant=True)
     p = add("selftests", cmd_selftests,
             "run the cgroup kselftests in a VM, compare with the baseline",
-            variant=True)
+            variant=True, base=True)
     p.add_argument("--update-baseline", action="store_true",
                    help="write the results as the new baseline")
+    p.add_argument("--no-build", action="store_true",
+                   help="use the kernel already built")
+    p = add("bench", cmd_bench, "run benchmark scenarios, write results/",
+            variant=True)
+    p.add_argument("scenarios", nargs="+", metavar="SCENARIO",
+                   help=f"all, or some of: {', '.join(bench.SCENARIOS)}")
+    p.add_argument("--rounds", type=int,
+                   help="rounds per boot (default: the scenario's)")
+    add("bisect", cmd_bisect,
+        "build and boot every commit of the series on its own",
+        variant=True)
+    p = add("repeat", cmd_repeat,
+            "run cgroup kselftest programs many times in one boot",
+            variant=True, base=True)
+    p.add_argument("programs", nargs="+", metavar="PROGRAM",
+                   help="test programs, run in this order each round")
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel already built")
     args = parser.parse_args(argv)

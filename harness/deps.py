@@ -17,11 +17,14 @@ APT_PACKAGES = [
     "qemu-system-x86", "rsync", "util-linux", "xz-utils",
 ]
 # The private virtualenv: virtme-ng boots the VM; ply and GitPython are what
-# checkpatch.pl's SPDX check (scripts/spdxcheck.py) imports.
-VENV_PACKAGES = ["virtme-ng==1.42", "ply==3.11", "GitPython==3.2.1"]
+# checkpatch.pl's SPDX check (scripts/spdxcheck.py) imports; matplotlib
+# draws the benchmark plots.
+VENV_PACKAGES = ["virtme-ng==1.42", "ply==3.11", "GitPython==3.2.1",
+                 "matplotlib==3.9.2", "numpy==2.1.3"]
 VENV = os.path.join(BUILD, "venv")
 VENV_BIN = os.path.join(VENV, "bin")
 VNG = os.path.join(VENV_BIN, "vng")
+VENV_PYTHON = os.path.join(VENV_BIN, "python3")
 _VENV_STAMP = os.path.join(VENV, "harness-packages")
 
 

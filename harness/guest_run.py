@@ -21,6 +21,12 @@ def _read(path):
         return f.read()
 
 
+def read_exit_code(rdir):
+    """What the guest script reported as its exit code, or None."""
+    text = _read(os.path.join(rdir, "exit-code"))
+    return None if text is None else text.strip()
+
+
 def check_guest_log(rdir, console):
     """Splats anywhere in the console or dmesg fail the run; so does a
     guest script that never reported back."""
@@ -29,19 +35,19 @@ def check_guest_log(rdir, console):
     found = splat.find_splats(console) or splat.find_splats(dmesg)
     if found:
         problems.append(splat.format_splats(found))
-    if _read(os.path.join(rdir, "exit-code")) is None:
+    if read_exit_code(rdir) is None:
         problems.append("the guest script did not finish (no exit code); "
                         f"see {os.path.join(rdir, 'console.log')}")
     return problems
 
 
-def run_selftests(variant):
+def run_selftests(variant, base=False):
     """Boot the variant, run the suite; return (results, problems)."""
-    kernel = build.kernel_image(variant)
-    rdir = rundir(f"selftests-{variant}")
+    kernel = build.kernel_image(variant, base)
+    rdir = rundir(f"selftests-{build.kernel_name(variant, base)}")
     console = vm.boot(kernel, rdir,
                       [os.path.join(GUEST, "run-selftests.sh"), rdir,
-                       build.kselftest_dir(variant), str(TEST_TIMEOUT)],
+                       build.kselftest_dir(variant, base), str(TEST_TIMEOUT)],
                       timeout=SUITE_TIMEOUT)
     problems = check_guest_log(rdir, console)
     results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "")
@@ -50,6 +56,30 @@ def run_selftests(variant):
     if not results:
         problems.append("no test results were produced")
     return results, problems
+
+
+def run_repeat(variant, base, programs, rounds):
+    """Run the cgroup kselftest PROGRAMS in order, ROUNDS times in one
+    boot.  Return ({test: {result: count}}, problems)."""
+    kernel = build.kernel_image(variant, base)
+    rdir = rundir(f"repeat-{build.kernel_name(variant, base)}")
+    budget = rounds * len(programs) * TEST_TIMEOUT
+    console = vm.boot(kernel, rdir,
+                      [os.path.join(GUEST, "repeat.sh"), rdir,
+                       build.kselftest_dir(variant, base), str(TEST_TIMEOUT),
+                       str(rounds)] + list(programs),
+                      timeout=min(budget, SUITE_TIMEOUT * 2))
+    problems = check_guest_log(rdir, console)
+    tally = {}
+    for n in range(1, rounds + 1):
+        text = _read(os.path.join(rdir, f"round-{n}.tap"))
+        if text is None:
+            problems.append(f"round {n} left no results")
+            continue
+        for name, result in tap.parse(text).items():
+            counts = tally.setdefault(name, {})
+            counts[result] = counts.get(result, 0) + 1
+    return tally, problems
 
 
 def load_baseline():
@@ -71,18 +101,23 @@ def summary_line(results, cmp):
             f"{skipped - new_skips} skipped")
 
 
-def compile_memhog():
-    out = os.path.join(BUILD, "guest")
+def compile_guest_programs():
+    """The guest's C programs (guest/progs), built on the host into
+    build/guest/bin, which the guest sees read-only."""
+    out = os.path.join(BUILD, "guest", "bin")
     os.makedirs(out, exist_ok=True)
-    binary = os.path.join(out, "memhog")
-    run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", binary,
-         os.path.join(GUEST, "memhog.c")], quiet=True)
-    return binary
+    src = os.path.join(GUEST, "progs")
+    for name in sorted(os.listdir(src)):
+        if name.endswith(".c"):
+            run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o",
+                 os.path.join(out, name[:-2]), os.path.join(src, name)],
+                quiet=True)
+    return out
 
 
 def run_demo(variant):
     kernel = build.kernel_image(variant)
-    memhog = compile_memhog()
+    memhog = os.path.join(compile_guest_programs(), "memhog")
     rdir = rundir("demo")
     console = vm.boot(kernel, rdir, [os.path.join(GUEST, "demo.sh"), rdir,
                                      memhog], timeout=1800)

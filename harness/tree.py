@@ -7,7 +7,8 @@ import shutil
 import subprocess
 
 from . import deps
-from .common import BUILD, PATCHES, TREE, HarnessError, log, output, run
+from .common import (BASE_TREE, BUILD, PATCHES, TREE, HarnessError, log,
+                     output, run)
 
 # Fixed identity and dates make the base commit, and so every exported
 # patch's base, the same on every machine.
@@ -152,6 +153,23 @@ def ensure_tree(tarball, refresh=False):
                            "not in patches/:\n" + problems)
     git("checkout", "-q", "-B", "work", "base", capture=False)
     apply_series()
+
+
+def ensure_base_worktree():
+    """Check the tag `base` out alone in build/linux-base (a worktree of
+    build/linux), so the unpatched kernel builds beside the patched one."""
+    res = run(["git", "-C", BASE_TREE, "rev-parse", "HEAD", "base"],
+              check=False, capture=True, quiet=True)
+    heads = res.stdout.split() if res.returncode == 0 else []
+    if len(heads) == 2 and heads[0] == heads[1]:
+        return BASE_TREE
+    # Missing, or left over from an earlier build/linux: make it afresh.
+    shutil.rmtree(BASE_TREE, ignore_errors=True)
+    git("worktree", "prune", capture=False)
+    log(f"checking the base out in {os.path.relpath(BASE_TREE)}")
+    git("worktree", "add", "-q", "--detach", BASE_TREE, "base",
+        capture=False)
+    return BASE_TREE
 
 
 def export():

@@ -12,7 +12,7 @@ from .deps import VNG, venv_env
 SCRATCH_SIZE = "3G"
 SWAP_SIZE = "1G"
 # Progress lines worth showing from a guest run: test starts and results.
-_PROGRESS = re.compile(r"^(# selftests: |ok |not ok |guest: |demo: |\|)")
+_PROGRESS = re.compile(r"^(# selftests: |ok |not ok |guest: |demo: |bench: |\|)")
 
 
 def kvm_usable():

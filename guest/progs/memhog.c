@@ -2,13 +2,16 @@
 /*
  * memhog: allocate and touch anonymous memory in chunks, timing each chunk.
  *
- * usage: memhog TOTAL_MIB CHUNK_MIB PASSES
+ * usage: memhog TOTAL_MIB CHUNK_MIB PASSES [LATENCY_FILE]
  *
  * Maps TOTAL_MIB of anonymous memory and writes one byte per page, CHUNK_MIB
  * at a time, PASSES times over.  Prints one line with the number of chunks
  * and the median, 99th percentile and maximum chunk latency in
  * milliseconds, so that throttling and direct reclaim show up as latency.
+ * With LATENCY_FILE, also appends every chunk latency to it, one per line,
+ * for percentiles over many processes.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,28 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Append all latencies with one write, so that processes do not interleave. */
+static int write_latencies(const char *path, const double *lat, size_t n)
+{
+	size_t size = n * 24 + 1, len = 0, i;
+	char *buf = malloc(size);
+	int fd, ret = -1;
+
+	if (!buf)
+		return -1;
+	for (i = 0; i < n; i++)
+		len += snprintf(buf + len, size - len, "%.3f\n", lat[i]);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len)
+		ret = 0;
+	else
+		perror("memhog: latency file");
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
 }
 
 static long parse_positive(const char *s, const char *what)
@@ -52,8 +77,9 @@ int main(int argc, char **argv)
 	char *mem;
 	long p;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: memhog TOTAL_MIB CHUNK_MIB PASSES\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr,
+			"usage: memhog TOTAL_MIB CHUNK_MIB PASSES [LATENCY_FILE]\n");
 		return 2;
 	}
 	total = parse_positive(argv[1], "TOTAL_MIB");
@@ -82,6 +108,8 @@ int main(int argc, char **argv)
 			lat[n++] = now_ms() - t0;
 		}
 	}
+	if (argc == 5 && write_latencies(argv[4], lat, n))
+		return 1;
 	qsort(lat, n, sizeof(*lat), cmp_double);
 	printf("chunks=%zu p50_ms=%.2f p99_ms=%.2f max_ms=%.2f\n", n,
 	       lat[(n - 1) / 2], lat[(n - 1) * 99 / 100],

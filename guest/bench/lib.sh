@@ -1,0 +1,155 @@
+# Shared helpers for the benchmark scenarios (sourced after ../common.sh).
+# A scenario script runs ROUNDS rounds; each round runs every variant once,
+# in order (A B C A B C ...), and appends one JSON object per trial to
+# $RESULTS/trials.jsonl.  The host computes medians, spreads and targets.
+
+BENCH_CG=/sys/fs/cgroup/bench
+
+# Does this kernel have memory cgroup background reclaim?
+have_bgreclaim() {
+	mkdir -p "$BENCH_CG.probe" &&
+		[ -e "$BENCH_CG.probe/memory.reclaim_wmarks" ]
+	local found=$?
+	rmdir "$BENCH_CG.probe"
+	return $found
+}
+
+# Non-idle CPU time of the whole guest (tasks, kworkers, interrupts), in
+# clock ticks.
+cpu_ticks() {
+	awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
+}
+
+stat_of() { awk -v k="$2" '$1 == k {print $2; f = 1} END {if (!f) print 0}' "$1/memory.stat"; }
+event_of() { awk -v k="$2" '$1 == k {print $2}' "$1/memory.events"; }
+psi_some_us() { sed -n 's/^some .*total=\([0-9]*\).*/\1/p' "$1/memory.pressure"; }
+cpu_stat_of() { awk -v k="$2" '$1 == k {print $2}' "$1/cpu.stat"; }
+
+# The watermarks "auto" gives a limit (see memory.reclaim_wmarks in
+# Documentation/admin-guide/cgroup-v2.rst): the user-space reclaimer keeps
+# the same targets, so the two compete on how, not on where.
+auto_high() { local l=$1 g; g=$(auto_gap "$l"); echo $((l - g)); }
+auto_low() { local l=$1 g; g=$(auto_gap "$l"); echo $((l - 2 * g)); }
+auto_gap() {
+	local l=$1 g=$(($1 / 32)) mib=$((1 << 20))
+	[ $g -lt $((2 * mib)) ] && g=$((2 * mib))
+	[ $g -gt $((1024 * mib)) ] && g=$((1024 * mib))
+	[ $g -gt $((l / 4)) ] && g=$((l / 4))
+	echo "$g"
+}
+
+# set_variant CGROUP VARIANT LIMIT_BYTES: configure background reclaim for
+# VARIANT: "off", "userspace" (starts psi-reclaimer, PID in RECLAIMER_PID),
+# "auto", or "pct-H-L" for "high=H% low=L%" (no spaces: variant names
+# travel on the guest's command line).
+RECLAIMER_PID=
+set_variant() {
+	local cg=$1 variant=$2 limit=$3
+	RECLAIMER_PID=
+	case $variant in
+	off | base) ;;
+	userspace)
+		"$BIN/psi-reclaimer" "$cg" "$(auto_high "$limit")" \
+			"$(auto_low "$limit")" > "$SCRATCH/reclaimer.out" &
+		RECLAIMER_PID=$!
+		;;
+	auto)
+		echo auto > "$cg/memory.reclaim_wmarks" || return 1
+		;;
+	pct-*-*)
+		local h=${variant#pct-}
+		echo "high=${h%-*}% low=${h#*-}%" > "$cg/memory.reclaim_wmarks" ||
+			return 1
+		;;
+	*)
+		echo "bench: unknown variant $variant" >&2
+		return 1
+		;;
+	esac
+}
+
+stop_reclaimer() {
+	[ -n "$RECLAIMER_PID" ] || return 0
+	kill -TERM "$RECLAIMER_PID"
+	wait "$RECLAIMER_PID"
+	RECLAIMER_PID=
+}
+
+# json KEY VALUE...: one JSON object; values that look like numbers are
+# written as numbers, the rest as strings.
+json() {
+	local sep= out="{"
+	local v
+	while [ $# -ge 2 ]; do
+		v=$2
+		if [[ $v =~ ^-?[0-9]*(\.[0-9]+)?$ && $v =~ [0-9] ]]; then
+			[[ $v == .* ]] && v=0$v
+			[[ $v == -.* ]] && v=-0${v#-}
+			out+="$sep\"$1\": $v"
+		else
+			out+="$sep\"$1\": \"$2\""
+		fi
+		sep=", "
+		shift 2
+	done
+	echo "$out}"
+}
+
+# reclaim_counters CGROUP: the per-reclaimer counters as json() arguments.
+reclaim_counters() {
+	local k
+	for k in pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd \
+		pgscan_bgreclaim pgsteal_bgreclaim bgreclaim_runs \
+		bgreclaim_giveups bgreclaim_cpu_usec; do
+		echo "$k $(stat_of "$1" "$k")"
+	done
+}
+
+# fresh_cgroup: an empty $BENCH_CG, the previous one removed.
+fresh_cgroup() {
+	remove_cgroup "$BENCH_CG"
+	mkdir "$BENCH_CG"
+}
+
+remove_cgroup() {
+	local cg=$1 child
+	[ -d "$cg" ] || return 0
+	for child in "$cg"/*/; do
+		[ -d "$child" ] && remove_cgroup "${child%/}"
+	done
+	echo 1 > "$cg/cgroup.kill" 2>/dev/null
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && return 0; sleep 0.1; done
+	echo "bench: cannot remove $cg" >&2
+	return 1
+}
+
+# run_in CGROUP CMD...: run CMD inside CGROUP, in the background, as part
+# of the trial's workload.
+WORKLOAD_PIDS=()
+run_in() {
+	local cg=$1
+	shift
+	sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" "$@" &
+	WORKLOAD_PIDS+=($!)
+}
+
+# Wait for the workload (not the reclaimer); fail if any part failed.
+wait_workload() {
+	local pid rc=0
+	for pid in "${WORKLOAD_PIDS[@]}"; do
+		wait "$pid" || rc=1
+	done
+	WORKLOAD_PIDS=()
+	return $rc
+}
+
+# latency_file FILE: keep FILE with the results as latency/$TRIAL_ID.txt
+# and print that name, for the host to compute percentiles.
+latency_file() {
+	mkdir -p "$RESULTS/latency"
+	cp "$1" "$RESULTS/latency/$TRIAL_ID.txt" || return 1
+	echo "latency/$TRIAL_ID.txt"
+}
+
+now() { date +%s.%N; }
+elapsed() { echo "$(now) - $1" | bc; }

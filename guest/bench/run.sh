@@ -1,0 +1,44 @@
+#!/bin/bash
+# Run one benchmark scenario in the VM: ROUNDS rounds, each running every
+# VARIANT once in order, so that drift in the emulated machine spreads
+# evenly over the variants.  Each trial appends one JSON object to
+# RESULTS_DIR/trials.jsonl.
+# usage: run.sh RESULTS_DIR BIN_DIR SCENARIO ROUNDS KERNEL VARIANT...
+set -u
+RESULTS=$1 BIN=$2 scenario=$3 rounds=$4 kernel=$5
+shift 5
+here=$(dirname "$0")
+. "$here/../common.sh"
+. "$here/lib.sh"
+. "$here/$scenario.sh"
+
+guest_setup || { guest_finish "$RESULTS" 1; exit 1; }
+echo "bench: $scenario on $kernel ($(uname -r)), $(nproc) CPUs," \
+	"$(awk '/MemTotal/ {print int($2 / 1024) " MiB"}' /proc/meminfo)," \
+	"variants: $*"
+for v in "$@"; do
+	if [ "$v" != off ] && [ "$v" != userspace ] && [ "$v" != base ] &&
+		! have_bgreclaim; then
+		echo "bench: variant $v needs memory.reclaim_wmarks" >&2
+		guest_finish "$RESULTS" 1
+		exit 1
+	fi
+done
+scenario_setup || { guest_finish "$RESULTS" 1; exit 1; }
+rc=0
+for round in $(seq 1 "$rounds"); do
+	for v in "$@"; do
+		echo "bench: round $round/$rounds: $v"
+		TRIAL_ID=$kernel-$v-$round
+		TRIAL_ID=${TRIAL_ID//[^A-Za-z0-9.-]/_}
+		if ! out=$(trial "$v"); then
+			echo "bench: trial $v failed: $out" >&2
+			rc=1
+			continue
+		fi
+		# shellcheck disable=SC2086
+		json scenario "$scenario" kernel "$kernel" variant "$v" \
+			round "$round" $out >> "$RESULTS/trials.jsonl"
+	done
+done
+guest_finish "$RESULTS" "$rc"

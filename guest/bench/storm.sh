@@ -1,0 +1,36 @@
+# Throttling storm: 4 processes per vCPU allocate and touch anonymous
+# memory in 1 MiB chunks, together twice the cgroup's memory.high, with
+# swap on zswap.
+
+STORM_HIGH=$((128 << 20))
+STORM_MIB_EACH=32
+STORM_PASSES=2
+
+scenario_setup() {
+	echo Y > /sys/module/zswap/parameters/enabled
+}
+
+trial() {
+	local variant=$1 nproc=$(($(nproc) * 4)) lat=$SCRATCH/storm.lat
+	local cpu0 start wall i
+	fresh_cgroup || return 1
+	echo "$STORM_HIGH" > "$BENCH_CG/memory.high"
+	set_variant "$BENCH_CG" "$variant" "$STORM_HIGH" || return 1
+	rm -f "$lat"
+	cpu0=$(cpu_ticks)
+	start=$(now)
+	for i in $(seq "$nproc"); do
+		run_in "$BENCH_CG" "$BIN/memhog" "$STORM_MIB_EACH" 1 \
+			"$STORM_PASSES" "$lat" > /dev/null
+	done
+	wait_workload || return 1
+	wall=$(elapsed "$start")
+	stop_reclaimer
+	echo "wall_s $wall"
+	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
+	echo "mib_per_s $(echo "$nproc * $STORM_MIB_EACH * $STORM_PASSES / $wall" | bc -l)"
+	echo "high_events $(event_of "$BENCH_CG" high)"
+	echo "psi_some_us $(psi_some_us "$BENCH_CG")"
+	reclaim_counters "$BENCH_CG"
+	echo "latency_ms_file $(latency_file "$lat")"
+}

@@ -1,0 +1,503 @@
+"""Benchmarks of memory cgroup background reclaim.
+
+Each scenario runs its variants interleaved (A B C A B C ...) for several
+rounds inside one boot (guest/bench/run.sh); the overhead scenario also
+alternates boots of the unpatched base and the patched kernel.  The host
+turns the trials into medians and spreads, checks the scenario's targets
+and writes results/SCENARIO/: report.md, plots and trials.jsonl.  These
+machines emulate the guest (TCG), so reports compare variants measured in
+the same run, as ratios, not absolute times."""
+
+import hashlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import time
+
+from . import build, deps, guest_run, tree, vm
+from .common import GUEST, REPO, HarnessError, log, run
+
+RESULTS = os.path.join(REPO, "results")
+BOOT_TIMEOUT = 1800
+
+
+def percentile(values, pct):
+    """Nearest-rank percentile of a non-empty list."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * pct // 100))
+    return ordered[int(rank) - 1]
+
+
+def jain_index(xs):
+    """Jain's fairness index: 1 when all equal, 1/n when one gets all."""
+    if not xs or not any(xs):
+        return 0.0
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+
+
+# --- per-trial derived metrics ---------------------------------------------
+
+def _latencies(path):
+    with open(path, encoding="utf-8") as f:
+        return [float(line) for line in f if line.strip()]
+
+
+def _derive_latency(trial, rundir, key, unit):
+    values = _latencies(os.path.join(rundir, trial.pop(key)))
+    if not values:
+        raise HarnessError(f"no latencies in trial {trial}")
+    trial[f"lat_p50_{unit}"] = percentile(values, 50)
+    trial[f"lat_p99_{unit}"] = percentile(values, 99)
+    trial[f"lat_max_{unit}"] = max(values)
+    trial["operations"] = len(values)
+
+
+_TRACE = re.compile(r"\s(\d+\.\d+): mm_vmscan_memcg_bgreclaim_(\w+): (.*)$")
+
+
+def parse_trace(text):
+    """Background reclaim trace events as (seconds, kind, fields) tuples."""
+    events = []
+    for line in text.splitlines():
+        m = _TRACE.search(line)
+        if not m:
+            continue
+        fields = dict(kv.split("=", 1) for kv in m.group(3).split()
+                      if "=" in kv)
+        events.append((float(m.group(1)), m.group(2), fields))
+    return events
+
+
+def pool_figures(events, cgroup_ids, low_pages):
+    """From the trace of one trial: the most runs in flight at once, the
+    wait from a cgroup's first queueing to its first run (ms), and Jain's
+    index of the pages reclaimed relative to each cgroup's excess over its
+    low watermark (peak usage seen less the low watermark)."""
+    first_queue, first_begin, reclaimed, peak = {}, {}, {}, {}
+    edges = []
+    for ts, kind, f in events:
+        cg = f.get("cgroup_id")
+        usage = int(f.get("usage", 0))
+        peak[cg] = max(peak.get(cg, 0), usage)
+        if kind == "queue":
+            first_queue.setdefault(cg, ts)
+        elif kind == "begin":
+            edges.append((ts, 1))
+            if cg in first_queue:
+                first_begin.setdefault(cg, ts)
+        elif kind == "end":
+            edges.append((ts, -1))
+            reclaimed[cg] = reclaimed.get(cg, 0) + int(f["nr_reclaimed"])
+    running = most = 0
+    for _, step in sorted(edges, key=lambda e: (e[0], e[1])):
+        running += step
+        most = max(most, running)
+    waits = [(first_begin[c] - first_queue[c]) * 1e3 for c in first_begin]
+    ratios = []
+    for cg in cgroup_ids:
+        excess = peak.get(cg, 0) - low_pages
+        ratios.append(reclaimed.get(cg, 0) / excess if excess > 0 else 0.0)
+    return {
+        "max_concurrent_runs": most,
+        "wait_p50_ms": percentile(waits, 50) if waits else -1,
+        "wait_p99_ms": percentile(waits, 99) if waits else -1,
+        "cgroups_reclaimed": sum(1 for c in cgroup_ids if reclaimed.get(c)),
+        "jain_index": jain_index(ratios),
+    }
+
+
+def _derive_pool(trial, rundir):
+    with open(os.path.join(rundir, trial.pop("trace_file")),
+              encoding="utf-8") as f:
+        events = parse_trace(f.read())
+    with open(os.path.join(rundir, trial.pop("ids_file")),
+              encoding="utf-8") as f:
+        ids = [line.split()[0] for line in f if line.strip()]
+    trial.update(pool_figures(events, ids, trial["low_bytes"] // 4096))
+
+
+def derive(trial, rundir):
+    """Replace the raw-data file names a trial reports with figures."""
+    if "latency_ms_file" in trial:
+        _derive_latency(trial, rundir, "latency_ms_file", "ms")
+    if "latency_us_file" in trial:
+        _derive_latency(trial, rundir, "latency_us_file", "us")
+    if "trace_file" in trial:
+        _derive_pool(trial, rundir)
+    return trial
+
+
+# --- statistics and targets ------------------------------------------------
+
+def summarize(trials):
+    """{variant: {metric: (median, lowest, highest, n)}} over numeric
+    metrics."""
+    by_variant = {}
+    for t in trials:
+        by_variant.setdefault(t["variant"], []).append(t)
+    out = {}
+    for variant, ts in by_variant.items():
+        metrics = {}
+        for key in ts[0]:
+            vals = [t[key] for t in ts if isinstance(t.get(key), (int, float))
+                    and key != "round"]
+            if vals:
+                metrics[key] = (statistics.median(vals), min(vals), max(vals),
+                                len(vals))
+        out[variant] = metrics
+    return out
+
+
+class Target:
+    """A claim about two variants' medians: `variant`'s `metric` is at most
+    (or at least) `factor` times `reference`'s."""
+
+    def __init__(self, text, metric, variant, reference, factor,
+                 at_most=True):
+        self.text, self.metric = text, metric
+        self.variant, self.reference = variant, reference
+        self.factor, self.at_most = factor, at_most
+
+    def check(self, stats):
+        """(met, evidence) or (None, reason) when it cannot be judged."""
+        try:
+            mine = stats[self.variant][self.metric][0]
+            ref = stats[self.reference][self.metric][0]
+        except KeyError:
+            return None, "not measured"
+        bound = ref * self.factor
+        met = mine <= bound if self.at_most else mine >= bound
+        ratio = f"{mine / ref:.3f}x" if ref else "n/a (reference is 0)"
+        return met, (f"{self.variant} {_fmt(mine)} vs {self.reference} "
+                     f"{_fmt(ref)} (ratio {ratio}; target "
+                     f"{'<=' if self.at_most else '>='} {self.factor}x)")
+
+
+class Bound:
+    """A claim about one variant's median against a fixed number."""
+
+    def __init__(self, text, metric, variant, limit, at_most=True):
+        self.text, self.metric, self.variant = text, metric, variant
+        self.limit, self.at_most = limit, at_most
+
+    def check(self, stats):
+        try:
+            mine = stats[self.variant][self.metric]
+        except KeyError:
+            return None, "not measured"
+        worst = mine[2] if self.at_most else mine[1]
+        met = worst <= self.limit if self.at_most else worst >= self.limit
+        return met, (f"{self.variant}: median {_fmt(mine[0])}, worst "
+                     f"{_fmt(worst)} (target "
+                     f"{'<=' if self.at_most else '>='} {self.limit})")
+
+
+def _fmt(x):
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+    return str(int(x))
+
+
+# --- scenarios -------------------------------------------------------------
+
+class Scenario:
+    """boots: list of (base_kernel, variants); every boot runs `rounds`."""
+
+    def __init__(self, name, title, boots, rounds, metrics, targets,
+                 what):
+        self.name, self.title, self.boots = name, title, boots
+        self.rounds, self.metrics, self.targets = rounds, metrics, targets
+        self.what = what
+
+
+BG = ["auto", "pct-90-80"]
+SCENARIOS = {s.name: s for s in [
+    Scenario(
+        "storm", "Throttling storm",
+        [(False, ["off", "userspace"] + BG)], 3,
+        [("wall_s", "wall time", "s"), ("mib_per_s", "throughput", "MiB/s"),
+         ("high_events", "memory.high events", "events"),
+         ("lat_p50_ms", "chunk latency p50", "ms"),
+         ("lat_p99_ms", "chunk latency p99", "ms"),
+         ("lat_max_ms", "chunk latency max", "ms"),
+         ("cpu_s", "guest CPU (all tasks, kworkers)", "s"),
+         ("pgscan_direct", "pgscan_direct", "pages"),
+         ("pgsteal_direct", "pgsteal_direct", "pages"),
+         ("pgscan_bgreclaim", "pgscan_bgreclaim", "pages"),
+         ("pgsteal_bgreclaim", "pgsteal_bgreclaim", "pages"),
+         ("psi_some_us", "PSI memory some", "us")],
+        [t for v in BG for t in (
+            Target(f"{v}: memory.high events at most 5% of off's",
+                   "high_events", v, "off", 0.05),
+            Target(f"{v}: p99 chunk latency at least 10x lower than off's",
+                   "lat_p99_ms", v, "off", 0.1),
+            Target(f"{v}: guest CPU at most 5% above off's",
+                   "cpu_s", v, "off", 1.05),
+            Target(f"{v}: p99 chunk latency below userspace's",
+                   "lat_p99_ms", v, "userspace", 1.0),
+            Target(f"{v}: guest CPU at most userspace's",
+                   "cpu_s", v, "userspace", 1.0))],
+        "4 processes per vCPU each touch 32 MiB of anonymous memory in "
+        "1 MiB chunks, twice, in one cgroup with memory.high = 128 MiB "
+        "(half their total); swap on zswap.  userspace runs psi-reclaimer "
+        "with the watermarks auto would choose."),
+    Scenario(
+        "stream", "Streaming page cache",
+        [(False, ["off", "userspace"] + BG)], 3,
+        [("wall_s", "wall time", "s"), ("mib_per_s", "throughput", "MiB/s"),
+         ("reader_system_s", "reader system time", "s"),
+         ("cpu_s", "guest CPU", "s"),
+         ("pgscan_direct", "pgscan_direct", "pages"),
+         ("pgscan_bgreclaim", "pgscan_bgreclaim", "pages"),
+         ("max_events", "memory.max events", "events")],
+        [t for v in BG for t in (
+            Target(f"{v}: direct-reclaim scans at most 1% of off's",
+                   "pgscan_direct", v, "off", 0.01),
+            Target(f"{v}: throughput at least off's",
+                   "mib_per_s", v, "off", 1.0, at_most=False),
+            Target(f"{v}: reader system time at most off's",
+                   "reader_system_s", v, "off", 1.0))],
+        "dd streams a 512 MiB file (8x memory.max = 64 MiB) from the ext4 "
+        "scratch disk with a cold page cache."),
+    Scenario(
+        "isolation", "Isolation",
+        [(False, ["alone", "off", "userspace", "auto"])], 3,
+        [("lat_p50_us", "operation latency p50", "us"),
+         ("lat_p99_us", "operation latency p99", "us"),
+         ("lat_max_us", "operation latency max", "us"),
+         ("latency_pgscan_direct", "latency task pgscan_direct", "pages"),
+         ("copy_pgscan_direct", "copy pgscan_direct", "pages"),
+         ("pgscan_bgreclaim", "pgscan_bgreclaim (parent)", "pages")],
+        [Target("auto: latency task p99 within 1.2x of its p99 alone",
+                "lat_p99_us", "auto", "alone", 1.2),
+         Target("off: latency task p99 within 1.2x of its p99 alone "
+                "(for reference)", "lat_p99_us", "off", "alone", 1.2),
+         Target("userspace: latency task p99 within 1.2x of its p99 alone "
+                "(for reference)", "lat_p99_us", "userspace", "alone", 1.2)],
+        "Under a parent with memory.max = 256 MiB: a task holding 64 MiB "
+        "(memory.low = 96 MiB) times operations that read 64 random pages "
+        "and sometimes fault a fresh one, 1 ms apart, for 20 s; its "
+        "sibling copies a 384 MiB file over and over.  Background reclaim "
+        "(or psi-reclaimer) works on the parent."),
+    Scenario(
+        "overhead", "Fast-path overhead",
+        [(True, ["base"]), (False, ["off", "auto"])] * 2, 6,
+        [("faults_per_cpu_s", "faults per CPU second", "faults/s"),
+         ("cpu_s", "CPU time", "s"), ("bgreclaim_runs", "worker runs",
+                                      "runs")],
+        [Target("off within 0.5% of the unpatched base",
+                "faults_per_cpu_s", "off", "base", 0.995, at_most=False),
+         Target("auto, below its watermark, within 1% of the base",
+                "faults_per_cpu_s", "auto", "base", 0.99, at_most=False),
+         Bound("auto never runs the worker below the watermark",
+               "bgreclaim_runs", "auto", 0)],
+        "A process maps 64 MiB, touches every page (THP off), unmaps it, "
+        "for 3 s of wall time, in a cgroup with memory.max = 1 GiB, far "
+        "from any watermark.  Boots alternate: base, patched, base, "
+        "patched."),
+    Scenario(
+        "many", "Many cgroups",
+        [(False, ["pct-50-40"])], 2,
+        [("max_concurrent_runs", "most runs in flight", "runs"),
+         ("pool_max_active", "pool bound (max_active)", "workers"),
+         ("wait_p50_ms", "wait for a worker p50", "ms"),
+         ("wait_p99_ms", "wait for a worker p99", "ms"),
+         ("jain_index", "Jain's index", ""),
+         ("cgroups_reclaimed", "pressured cgroups served", "cgroups"),
+         ("wall_s", "time to serve all", "s")],
+        [Bound("every pressured cgroup is served", "cgroups_reclaimed",
+               "pct-50-40", 100, at_most=False),
+         Bound("Jain's fairness index at least 0.9", "jain_index",
+               "pct-50-40", 0.9, at_most=False)],
+        "1,000 cgroups with memory.max = 16 MiB and watermarks "
+        "high=50% low=40%; 100 of them each read a 12 MiB file at once "
+        "(clean page cache between the watermarks and the limit, so only "
+        "the workers reclaim).  Runs in flight come from the tracepoints "
+        "and must never exceed max_active."),
+]}
+
+
+# --- running -----------------------------------------------------------------
+
+def _boot(scenario, n, base, variants, rounds, variant_cfg, bindir):
+    kernel = build.kernel_name(variant_cfg, base)
+    rdir = guest_run.rundir(f"bench-{scenario.name}-{n}")
+    log(f"{scenario.name}: boot {n} of {len(scenario.boots)} ({kernel}), "
+        f"{rounds} rounds of {', '.join(variants)}")
+    console = vm.boot(build.kernel_image(variant_cfg, base), rdir,
+                      [os.path.join(GUEST, "bench", "run.sh"), rdir, bindir,
+                       scenario.name, str(rounds), kernel] + variants,
+                      timeout=BOOT_TIMEOUT)
+    problems = guest_run.check_guest_log(rdir, console)
+    if guest_run.read_exit_code(rdir) not in (None, "0"):
+        problems.append(f"boot {n}: a trial failed; see "
+                        f"{os.path.join(rdir, 'console.log')}")
+    trials = []
+    path = os.path.join(rdir, "trials.jsonl")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            trials = [derive(json.loads(line), rdir) for line in f
+                      if line.strip()]
+    return trials, problems
+
+
+def run_scenario(scenario, variant_cfg, rounds=None):
+    """Run all boots of a scenario; return (trials, problems)."""
+    rounds = rounds or scenario.rounds
+    if any(base for base, _ in scenario.boots):
+        build.build(variant_cfg, base=True)
+    bindir = guest_run.compile_guest_programs()
+    trials, problems = [], []
+    for n, (base, variants) in enumerate(scenario.boots, 1):
+        t, p = _boot(scenario, n, base, variants, rounds, variant_cfg,
+                     bindir)
+        trials += t
+        problems += p
+    return trials, problems
+
+
+# --- reporting ---------------------------------------------------------------
+
+def scenario_parameters(name):
+    """The NAME=value settings at the top of the guest scenario script."""
+    params = []
+    with open(os.path.join(GUEST, "bench", f"{name}.sh"),
+              encoding="utf-8") as f:
+        for line in f:
+            if re.match(r"^[A-Z][A-Z0-9_]*=", line):
+                params.append(line.strip())
+    return params
+
+
+def environment(variant_cfg):
+    conf = deps.read_base_conf()
+    cfg = os.path.join(build.outdir(variant_cfg), ".config")
+    with open(cfg, "rb") as f:
+        cfg_sha = hashlib.sha256(f.read()).hexdigest()[:16]
+    series = tree.series()
+    return [
+        f"base: {conf['package']} {conf['version']}",
+        f"patches: {len(series)} ({', '.join(series) or 'none'})",
+        f"harness commit: {_git_head()}",
+        f"config: {variant_cfg} (configs/ fragments on tinyconfig), "
+        f".config sha256 {cfg_sha}",
+        "VM: QEMU TCG (no KVM), 2 vCPUs, 4 GiB, 1 GiB swap disk, "
+        "ext4 scratch disk, virtme-ng",
+        f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+    ]
+
+
+def _git_head():
+    res = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True, check=False)
+    return res.stdout.strip() or "unknown"
+
+
+def render_report(scenario, stats, trials, env, problems):
+    variants = list(stats)
+    lines = [f"# {scenario.title}", "", scenario.what, "",
+             "Each cell: median [lowest - highest] over "
+             f"{max(s[3] for v in stats.values() for s in v.values())} "
+             "trials per variant, interleaved in the same boot(s).", ""]
+    lines.append("| metric | " + " | ".join(variants) + " |")
+    lines.append("|---|" + "---|" * len(variants))
+    for key, label, unit in scenario.metrics:
+        cells = []
+        for v in variants:
+            s = stats[v].get(key)
+            cells.append(f"{_fmt(s[0])} [{_fmt(s[1])} - {_fmt(s[2])}]"
+                         if s else "-")
+        lines.append(f"| {label} ({unit}) | " + " | ".join(cells) + " |"
+                     if unit else f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "## Targets", ""]
+    verdicts = []
+    for target in scenario.targets:
+        met, evidence = target.check(stats)
+        word = {True: "met", False: "MISSED", None: "not judged"}[met]
+        verdicts.append(met)
+        lines.append(f"- **{word}**: {target.text}: {evidence}")
+    if scenario.name == "many":
+        lines += _pool_bound_lines(trials)
+    notes = os.path.join(RESULTS, scenario.name, "notes.md")
+    if os.path.exists(notes):
+        with open(notes, encoding="utf-8") as f:
+            lines += ["", f.read().strip()]
+    if problems:
+        lines += ["", "## Problems during the run", ""]
+        lines += [f"- {p}" for p in problems]
+    lines += ["", "## Environment", ""] + [f"- {e}" for e in env]
+    lines += ["- parameters: `" + "`, `".join(
+        scenario_parameters(scenario.name)) + "`",
+        f"- plot: ![{scenario.title}]({scenario.name}.png)", ""]
+    return "\n".join(lines), verdicts
+
+
+def _pool_bound_lines(trials):
+    over = [t for t in trials
+            if t["max_concurrent_runs"] > t["pool_max_active"]]
+    word = "MISSED" if over else "met"
+    return [f"- **{word}**: runs in flight never exceed the pool bound: "
+            f"at most {max(t['max_concurrent_runs'] for t in trials)} with "
+            f"max_active {trials[0]['pool_max_active']}, in "
+            f"{len(trials)} trials"]
+
+
+def write_plot(scenario, stats, out):
+    spec = {"title": f"{scenario.title}: median, bars span lowest to "
+                     "highest", "panels": []}
+    for key, label, unit in scenario.metrics:
+        bars = [{"label": v, "median": s[key][0], "low": s[key][1],
+                 "high": s[key][2]} for v, s in stats.items() if key in s]
+        if bars:
+            spec["panels"].append({"metric": label, "unit": unit,
+                                   "bars": bars})
+    spec_path = out + ".json"
+    with open(spec_path, "w", encoding="utf-8") as f:
+        json.dump(spec, f)
+    try:
+        run([deps.VENV_PYTHON, "-m", "harness.plot", spec_path, out],
+            cwd=REPO, quiet=True)
+    finally:
+        os.remove(spec_path)
+
+
+def report(scenario, trials, variant_cfg, problems):
+    """Write results/NAME/; return the verdicts (True, False or None)."""
+    outdir = os.path.join(RESULTS, scenario.name)
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "trials.jsonl"), "w",
+              encoding="utf-8") as f:
+        for t in trials:
+            f.write(json.dumps(t, sort_keys=True) + "\n")
+    stats = summarize(trials)
+    text, verdicts = render_report(scenario, stats, trials,
+                                   environment(variant_cfg), problems)
+    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    write_plot(scenario, stats, os.path.join(outdir, f"{scenario.name}.png"))
+    log(f"wrote {os.path.relpath(outdir)}/report.md")
+    print(text, flush=True)
+    return verdicts
+
+
+def write_index():
+    """results/README.md: every scenario's targets, from its report."""
+    lines = ["# Benchmark results", "",
+             "Written by `make bench`; each scenario's report has the "
+             "tables, plots, environment and parameters.", ""]
+    for name, scenario in SCENARIOS.items():
+        path = os.path.join(RESULTS, name, "report.md")
+        if not os.path.exists(path):
+            lines.append(f"- {scenario.title}: not run yet")
+            continue
+        with open(path, encoding="utf-8") as f:
+            verdicts = re.findall(r"^- \*\*(met|MISSED|not judged)\*\*",
+                                  f.read(), re.M)
+        counts = ", ".join(f"{verdicts.count(w)} {w}"
+                           for w in ("met", "MISSED", "not judged")
+                           if w in verdicts)
+        lines.append(f"- [{scenario.title}]({name}/report.md): {counts}")
+    with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")

@@ -1,0 +1,51 @@
+"""Build and boot every commit of the series on its own: each patch must
+leave a kernel that builds, boots and passes its KUnit tests."""
+
+import os
+
+from . import build, guest_run, splat, tap, tree, vm
+from .common import BUILD, GUEST, TREE, HarnessError, log
+
+NAME = "bisect"
+
+
+def _boot_check(out, variant, label):
+    rdir = guest_run.rundir(f"{NAME}-{variant}")
+    console = vm.boot(os.path.join(out, build.IMAGE), rdir,
+                      [os.path.join(GUEST, "smoke.sh"), rdir], timeout=900)
+    problems = guest_run.check_guest_log(rdir, console)
+    kunit = tap.parse_kunit(splat.kernel_messages(console))
+    problems += [f"KUnit {name}: {result}" for name, result in kunit.items()
+                 if result == "fail"]
+    exit_code = guest_run.read_exit_code(rdir)
+    if exit_code not in (None, "0"):
+        problems.append(f"the smoke test exited with {exit_code}")
+    return [f"{label}: {p}" for p in problems]
+
+
+def check(variant):
+    """Build and boot base..HEAD one commit at a time in build/linux, then
+    return it to where it was.  Returns the problems found."""
+    if tree.git("status", "--porcelain", "--untracked-files=no"):
+        raise HarnessError("build/linux has uncommitted changes; commit or "
+                           "stash them first")
+    commits = tree.git("rev-list", "--reverse", "base..HEAD").split()
+    if not commits:
+        raise HarnessError("no commits on top of the base to check")
+    start = tree.git("rev-parse", "--abbrev-ref", "HEAD")
+    if start == "HEAD":
+        start = tree.git("rev-parse", "HEAD")
+    out = os.path.join(BUILD, "out", f"{NAME}-{variant}")
+    problems = []
+    try:
+        for n, sha in enumerate(commits, 1):
+            subject = tree.git("log", "-1", "--format=%s", sha)
+            label = f"[{n}/{len(commits)}] {subject}"
+            log(f"bisectability {label}")
+            tree.git("checkout", "-q", "--detach", sha, capture=False)
+            build.build_at(TREE, out, variant, with_series=True,
+                           selftests=False, partial_series=True)
+            problems += _boot_check(out, variant, label)
+    finally:
+        tree.git("checkout", "-q", start, capture=False)
+    return problems

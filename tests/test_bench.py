@@ -1,0 +1,83 @@
+import unittest
+
+from harness import bench
+
+TRACE = """\
+# tracer: nop
+   kworker/u8:2-40  [001] .....  10.000000: mm_vmscan_memcg_bgreclaim_queue: cgroup_id=7 usage=3000 delay_ms=0
+   kworker/u8:2-40  [001] .....  10.100000: mm_vmscan_memcg_bgreclaim_queue: cgroup_id=8 usage=3100 delay_ms=0
+   kworker/u8:2-40  [000] .....  10.200000: mm_vmscan_memcg_bgreclaim_begin: cgroup_id=7 usage=3000 high_wmark=2048 low_wmark=1638
+   kworker/u8:2-40  [000] .....  10.300000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=7 nr_reclaimed=1362 usage=1638 cpu_ns=1 duration_ns=1 stop=done
+   kworker/u8:3-41  [001] .....  10.250000: mm_vmscan_memcg_bgreclaim_begin: cgroup_id=8 usage=3100 high_wmark=2048 low_wmark=1638
+   kworker/u8:3-41  [001] .....  10.400000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=8 nr_reclaimed=1462 usage=1638 cpu_ns=1 duration_ns=1 stop=done
+"""
+
+
+class StatsTest(unittest.TestCase):
+    def test_percentile_nearest_rank(self):
+        values = list(range(1, 101))
+        self.assertEqual(bench.percentile(values, 50), 50)
+        self.assertEqual(bench.percentile(values, 99), 99)
+        self.assertEqual(bench.percentile([5], 99), 5)
+        self.assertEqual(bench.percentile([3, 1, 2], 100), 3)
+
+    def test_jain_index(self):
+        self.assertAlmostEqual(bench.jain_index([1, 1, 1, 1]), 1.0)
+        self.assertAlmostEqual(bench.jain_index([1, 0, 0, 0]), 0.25)
+        self.assertEqual(bench.jain_index([0, 0]), 0.0)
+
+    def test_summarize_median_and_spread(self):
+        trials = [{"variant": "off", "round": r, "x": x, "name": "s"}
+                  for r, x in ((1, 3), (2, 1), (3, 2))]
+        stats = bench.summarize(trials)
+        self.assertEqual(stats["off"]["x"], (2, 1, 3, 3))
+        self.assertNotIn("round", stats["off"])
+        self.assertNotIn("name", stats["off"])
+
+
+class TraceTest(unittest.TestCase):
+    def test_pool_figures(self):
+        events = bench.parse_trace(TRACE)
+        self.assertEqual(len(events), 6)
+        figs = bench.pool_figures(events, ["7", "8", "9"], 1638)
+        # Two runs overlap between 10.25 and 10.30.
+        self.assertEqual(figs["max_concurrent_runs"], 2)
+        self.assertAlmostEqual(figs["wait_p99_ms"], 200.0, places=3)
+        self.assertEqual(figs["cgroups_reclaimed"], 2)
+        # Cgroup 9 was never served: the index drops to 2/3.
+        self.assertAlmostEqual(figs["jain_index"], 2 / 3, places=3)
+
+    def test_back_to_back_runs_do_not_overlap(self):
+        text = TRACE.replace("10.250000", "10.300000")
+        figs = bench.pool_figures(bench.parse_trace(text), ["7", "8"], 1638)
+        self.assertEqual(figs["max_concurrent_runs"], 1)
+
+
+class TargetTest(unittest.TestCase):
+    STATS = {"off": {"p99": (100.0, 90.0, 120.0, 3)},
+             "auto": {"p99": (8.0, 7.0, 9.0, 3)}}
+
+    def test_ratio_met_and_missed(self):
+        met, text = bench.Target("t", "p99", "auto", "off", 0.1).check(
+            self.STATS)
+        self.assertTrue(met)
+        self.assertIn("0.080x", text)
+        met, _ = bench.Target("t", "p99", "auto", "off", 0.05).check(
+            self.STATS)
+        self.assertFalse(met)
+
+    def test_unmeasured_is_not_judged(self):
+        met, text = bench.Target("t", "p99", "userspace", "off", 1).check(
+            self.STATS)
+        self.assertIsNone(met)
+        self.assertEqual(text, "not measured")
+
+    def test_bound_uses_the_worst_trial(self):
+        self.assertFalse(bench.Bound("t", "p99", "auto", 8.5).check(
+            self.STATS)[0])
+        self.assertTrue(bench.Bound("t", "p99", "auto", 7.0,
+                                    at_most=False).check(self.STATS)[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
