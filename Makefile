@@ -5,12 +5,12 @@ HARNESS := python3 -m harness
 VARIANT ?= lean
 
 .PHONY: demo check unit setup refresh export checkpatch kernel selftests \
-	baseline bisect bench
+	baseline bisect bench selftests-debug stress
 
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo --variant $(VARIANT)
 
-check: unit checkpatch selftests   ## everything CI runs
+check: unit checkpatch selftests selftests-debug   ## everything CI runs
 
 unit:                  ## harness unit tests (no kernel needed)
 	$(HARNESS) unit
@@ -32,6 +32,12 @@ kernel:                ## build bzImage and the cgroup kselftests
 
 selftests:             ## cgroup kselftests in a VM, against the baseline
 	$(HARNESS) selftests --variant $(VARIANT)
+
+selftests-debug:       ## the debug kernel (KASAN, lockdep...): series tests, memcg tests, fuzz, stress
+	$(HARNESS) selftests --variant debug --profile subset
+
+stress:                ## the long race/fuzz run on the debug kernel (about 40 minutes)
+	$(HARNESS) selftests --variant debug --profile stress
 
 baseline:              ## rewrite baseline/ from a run on the unpatched base
 	$(HARNESS) selftests --variant $(VARIANT) --base --update-baseline

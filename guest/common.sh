@@ -3,7 +3,7 @@
 # (/dev/vda, ext4) and the swap disk (/dev/vdb) come from the harness.
 
 guest_setup() {
-	SCRATCH=/tmp/scratch
+	export SCRATCH=/tmp/scratch
 	mkdir -p "$SCRATCH"
 	mountpoint -q "$SCRATCH" || mount -t ext4 /dev/vda "$SCRATCH" ||
 		{ echo "guest: cannot mount the scratch disk /dev/vda" >&2; return 1; }
@@ -44,4 +44,20 @@ tap_program() {
 	else
 		echo "not ok 1 selftests: cgroup: $name # exit=$status"
 	fi
+}
+
+# quiet_kernel CMD...: run CMD and fail if the kernel logged anything at
+# warning level or above meanwhile.
+quiet_kernel() {
+	local before after status
+	before=$(dmesg --level=emerg,alert,crit,err,warn | wc -l)
+	"$@"
+	status=$?
+	after=$(dmesg --level=emerg,alert,crit,err,warn | wc -l)
+	if [ "$after" -ne "$before" ]; then
+		echo "the kernel logged $((after - before)) line(s) at warning level or above:"
+		dmesg --level=emerg,alert,crit,err,warn | tail -n $((after - before))
+		return 1
+	fi
+	return $status
 }

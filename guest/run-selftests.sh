@@ -1,10 +1,17 @@
 #!/bin/bash
-# Run the kselftest cgroup suite inside the VM, then test_bgreclaim (when
-# built) once more with MGLRU and zswap on, as a program of its own.
-# usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS
+# Run the kselftest cgroup suite inside the VM (or only the named PROGRAMs),
+# then, on a kernel with background reclaim: test_bgreclaim once more with
+# MGLRU and zswap on, the memory.reclaim_wmarks fuzzer, the live view
+# tools/cgroup/memcg_bgreclaim_top.py and the race stress phases, each as
+# results of their own in the same TAP file.
+# usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
+#        KERNEL_TREE FUZZ_INPUTS STRESS_CYCLES STRESS_SECONDS [PROGRAM...]
 set -u
-results=$1 kselftest=$2 timeout=$3
-. "$(dirname "$0")/common.sh"
+results=$1 kselftest=$2 timeout=$3 bin=$4 tree=$5 fuzz_inputs=$6 cycles=$7
+seconds=$8
+shift 8
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
 
 guest_setup || { guest_finish "$results" 1; exit 1; }
 echo "guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo), swap $(awk 'NR > 1 {print $3 " kB"}' /proc/swaps)"
@@ -13,17 +20,33 @@ echo "guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /pr
 # for the memcg tests): run them from the ext4 scratch disk, not 9p.
 cp -a "$kselftest" "$SCRATCH/kselftest"
 cd "$SCRATCH/kselftest" || exit 1
-./run_kselftest.sh --override-timeout "$timeout" 2>&1 | tee "$results/tap.txt"
+selection=()
+for prog in "$@"; do
+	selection+=(-t "cgroup:$prog")
+done
+./run_kselftest.sh --override-timeout "$timeout" "${selection[@]}" 2>&1 |
+	tee "$results/tap.txt"
 rc=${PIPESTATUS[0]}
-
 # Results are judged from the TAP output; the exit code only tells the
 # host that the script got to the end.
 
-# One more result for test_bgreclaim with MGLRU and zswap on.
 if [ -x cgroup/test_bgreclaim ]; then
 	echo y > /sys/kernel/mm/lru_gen/enabled
-	echo Y > /sys/module/zswap/parameters/enabled
 	(cd cgroup && tap_program test_bgreclaim-mglru-zswap "$timeout" \
 		./test_bgreclaim) | tee -a "$results/tap.txt"
+	echo n > /sys/kernel/mm/lru_gen/enabled
+
+	mkdir /sys/fs/cgroup/fuzz
+	tap_program fuzz-wmarks "$timeout" quiet_kernel python3 \
+		"$here/fuzz_wmarks.py" /sys/fs/cgroup/fuzz "$fuzz_inputs" \
+		"$(date +%s)" | tee -a "$results/tap.txt"
+	rmdir /sys/fs/cgroup/fuzz
+
+	tap_program memcg-bgreclaim-top "$timeout" \
+		"$here/check_top.sh" "$tree/tools/cgroup/memcg_bgreclaim_top.py" |
+		tee -a "$results/tap.txt"
+
+	bash "$here/stress.sh" "$bin" "$cycles" "$seconds" |
+		tee -a "$results/tap.txt"
 fi
 guest_finish "$results" "$rc"

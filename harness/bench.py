@@ -72,10 +72,12 @@ def parse_trace(text):
 
 def pool_figures(events, cgroup_ids, low_pages):
     """From the trace of one trial: the most runs in flight at once, the
-    wait from a cgroup's first queueing to its first run (ms), and Jain's
+    wait from a cgroup's first queueing to its first run (ms), Jain's
     index of the pages reclaimed relative to each cgroup's excess over its
-    low watermark (peak usage seen less the low watermark)."""
+    low watermark (peak usage seen less the low watermark), and how far
+    below the low watermark completed runs left usage (over-reclaim)."""
     first_queue, first_begin, reclaimed, peak = {}, {}, {}, {}
+    low_at_begin, below_low = {}, []
     edges = []
     for ts, kind, f in events:
         cg = f.get("cgroup_id")
@@ -85,11 +87,14 @@ def pool_figures(events, cgroup_ids, low_pages):
             first_queue.setdefault(cg, ts)
         elif kind == "begin":
             edges.append((ts, 1))
+            low_at_begin[cg] = int(f["low_wmark"])
             if cg in first_queue:
                 first_begin.setdefault(cg, ts)
         elif kind == "end":
             edges.append((ts, -1))
             reclaimed[cg] = reclaimed.get(cg, 0) + int(f["nr_reclaimed"])
+            if f.get("stop") == "done" and cg in low_at_begin:
+                below_low.append(max(0, low_at_begin[cg] - usage))
     running = most = 0
     for _, step in sorted(edges, key=lambda e: (e[0], e[1])):
         running += step
@@ -105,6 +110,10 @@ def pool_figures(events, cgroup_ids, low_pages):
         "wait_p99_ms": percentile(waits, 99) if waits else -1,
         "cgroups_reclaimed": sum(1 for c in cgroup_ids if reclaimed.get(c)),
         "jain_index": jain_index(ratios),
+        # How far below the low watermark runs that reached it ended.
+        "overreclaim_p50_pages": percentile(below_low, 50) if below_low
+        else -1,
+        "overreclaim_max_pages": max(below_low) if below_low else -1,
     }
 
 
@@ -298,6 +307,22 @@ SCENARIOS = {s.name: s for s in [
         "from any watermark.  Boots alternate: base, patched, base, "
         "patched."),
     Scenario(
+        "backoff", "Pressure without progress",
+        [(False, ["noswap", "mlock", "protected"])], 2,
+        [("worker_cpu_pct", "worker CPU after backoff", "% of one CPU"),
+         ("runs", "worker runs in the window", "runs"),
+         ("giveups", "give-ups in the window", "give-ups"),
+         ("usage_mib", "usage at the end", "MiB"),
+         ("high_wmark_mib", "high watermark", "MiB")],
+        [Bound(f"{case}: worker CPU under 1% of one CPU after backoff",
+               "worker_cpu_pct", case, 1.0)
+         for case in ("noswap", "mlock", "protected")],
+        "A cgroup with memory.max = 64 MiB and high=25% low=20% holds "
+        "32 MiB the worker cannot reclaim and keeps charging (1 MiB every "
+        "10 ms, or none for the page cache under memory.min).  Once the "
+        "worker has given up, its runs, give-ups and CPU time are counted "
+        "for 60 s."),
+    Scenario(
         "many", "Many cgroups",
         [(False, ["pct-50-40"])], 2,
         [("max_concurrent_runs", "most runs in flight", "runs"),
@@ -306,6 +331,8 @@ SCENARIOS = {s.name: s for s in [
          ("wait_p99_ms", "wait for a worker p99", "ms"),
          ("jain_index", "Jain's index", ""),
          ("cgroups_reclaimed", "pressured cgroups served", "cgroups"),
+         ("overreclaim_p50_pages", "over-reclaim below low p50", "pages"),
+         ("overreclaim_max_pages", "over-reclaim below low max", "pages"),
          ("wall_s", "time to serve all", "s")],
         [Bound("every pressured cgroup is served", "cgroups_reclaimed",
                "pct-50-40", 100, at_most=False),

@@ -60,17 +60,20 @@ def cmd_demo(args):
 
 def cmd_selftests(args):
     """Run the suite and compare with the baseline (or rewrite it)."""
-    if args.update_baseline and not args.base:
-        raise HarnessError("the baseline records the unpatched base: "
-                           "use --base with --update-baseline")
+    if args.update_baseline and (not args.base or args.profile != "full"):
+        raise HarnessError("the baseline records the whole suite on the "
+                           "unpatched base: use --base with "
+                           "--update-baseline, and the full profile")
     if not args.no_build:
         _prepare(args.variant, args.base)
+    profile = guest_run.PROFILES[args.profile]
     start = time.monotonic()
-    results, problems = guest_run.run_selftests(args.variant, args.base)
+    results, problems = guest_run.run_selftests(args.variant, args.base,
+                                                profile)
     log(f"suite ran in {time.monotonic() - start:.0f}s")
     if args.update_baseline:
         return _write_baseline(results, problems)
-    base = guest_run.load_baseline()
+    base = guest_run.load_baseline(profile.programs)
     cmp = baseline.compare(base, results)
     text = baseline.report(cmp, base)
     if text:
@@ -78,7 +81,8 @@ def cmd_selftests(args):
     for p in problems:
         print(p)
     ok = cmp.ok and not problems
-    print(f"cgroup selftests ({build.kernel_name(args.variant, args.base)}): "
+    print(f"cgroup selftests ({build.kernel_name(args.variant, args.base)}, "
+          f"{args.profile}): "
           f"{'OK' if ok else 'FAILED'}", flush=True)
     print(guest_run.summary_line(results, cmp), flush=True)
     return 0 if ok else 1
@@ -203,6 +207,10 @@ def main(argv=None):
             variant=True, base=True)
     p.add_argument("--update-baseline", action="store_true",
                    help="write the results as the new baseline")
+    p.add_argument("--profile", default="full",
+                   choices=list(guest_run.PROFILES),
+                   help="full: the whole suite; subset: what make check "
+                   "runs on the debug kernel; stress: the long run")
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel already built")
     p = add("bench", cmd_bench, "run benchmark scenarios, write results/",

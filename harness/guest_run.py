@@ -2,8 +2,8 @@
 
 import os
 
-from . import baseline, build, splat, tap, vm
-from .common import BUILD, GUEST, REPO, HarnessError, run
+from . import baseline, build, splat, tap, tree, vm
+from .common import BUILD, GUEST, REPO, TREE, HarnessError, run
 
 BASELINE = os.path.join(REPO, "baseline", "cgroup-selftests.txt")
 TEST_TIMEOUT = 600          # per test program, in the guest (TCG is slow)
@@ -41,13 +41,42 @@ def check_guest_log(rdir, console):
     return problems
 
 
-def run_selftests(variant, base=False):
-    """Boot the variant, run the suite; return (results, problems)."""
+class Profile:
+    """What a selftests run covers: the kselftest PROGRAMS (all when
+    empty), then, on a kernel with the series, fuzz inputs for
+    memory.reclaim_wmarks and the race stress phases (guest/stress.sh)."""
+
+    def __init__(self, programs, fuzz_inputs, stress_cycles, stress_seconds):
+        self.programs = programs
+        self.fuzz_inputs = fuzz_inputs
+        self.stress_cycles = stress_cycles
+        self.stress_seconds = stress_seconds
+
+
+PROFILES = {
+    # The whole suite against the baseline, with short fuzz and stress.
+    "full": Profile([], 3000, 60, 8),
+    # What `make check` runs on the debug kernel within CI's time: the
+    # series' own tests and the memcg tests nearest to it.
+    "subset": Profile(["test_bgreclaim", "test_memcontrol", "test_core"],
+                      1500, 100, 10),
+    # The long run (`make stress`).
+    "stress": Profile(["test_bgreclaim"], 50000, 2000, 60),
+}
+
+
+def run_selftests(variant, base=False, profile=PROFILES["full"]):
+    """Boot the variant, run the profile; return (results, problems)."""
     kernel = build.kernel_image(variant, base)
     rdir = rundir(f"selftests-{build.kernel_name(variant, base)}")
     console = vm.boot(kernel, rdir,
                       [os.path.join(GUEST, "run-selftests.sh"), rdir,
-                       build.kselftest_dir(variant, base), str(TEST_TIMEOUT)],
+                       build.kselftest_dir(variant, base), str(TEST_TIMEOUT),
+                       compile_guest_programs(),
+                       tree.ensure_base_worktree() if base else TREE,
+                       str(profile.fuzz_inputs),
+                       str(profile.stress_cycles),
+                       str(profile.stress_seconds)] + profile.programs,
                       timeout=SUITE_TIMEOUT)
     problems = check_guest_log(rdir, console)
     results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "")
@@ -82,7 +111,16 @@ def run_repeat(variant, base, programs, rounds):
     return tally, problems
 
 
-def load_baseline():
+def load_baseline(programs=()):
+    """The baseline, or the part of it about PROGRAMS when given."""
+    base = _load_baseline()
+    if not programs:
+        return base
+    return {name: r for name, r in base.items()
+            if name.split(":")[0] in programs}
+
+
+def _load_baseline():
     text = _read(BASELINE)
     if text is None:
         raise HarnessError(f"missing {BASELINE}; run `make baseline` on "

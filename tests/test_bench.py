@@ -46,6 +46,13 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(figs["cgroups_reclaimed"], 2)
         # Cgroup 9 was never served: the index drops to 2/3.
         self.assertAlmostEqual(figs["jain_index"], 2 / 3, places=3)
+        self.assertEqual(figs["overreclaim_max_pages"], 0)
+
+    def test_overreclaim_is_usage_below_low_at_the_end(self):
+        text = TRACE.replace("nr_reclaimed=1362 usage=1638",
+                             "nr_reclaimed=1400 usage=1600")
+        figs = bench.pool_figures(bench.parse_trace(text), ["7", "8"], 1638)
+        self.assertEqual(figs["overreclaim_max_pages"], 38)
 
     def test_back_to_back_runs_do_not_overlap(self):
         text = TRACE.replace("10.250000", "10.300000")

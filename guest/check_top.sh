@@ -1,0 +1,52 @@
+#!/bin/bash
+# Check tools/cgroup/memcg_bgreclaim_top.py against a live cgroup whose
+# worker is reclaiming: the JSON mode must list it with its watermarks and
+# background reclaim, the table mode must print it, and a kernel file
+# system without the feature must give a clear error.
+# usage: check_top.sh TOOL
+set -u
+tool=$1
+cg=/sys/fs/cgroup/top-check
+fail() { echo "check_top: $*"; cleanup; exit 1; }
+cleanup() {
+	echo 1 > "$cg/cgroup.kill" 2>/dev/null
+	sleep 0.5
+	rmdir "$cg" 2>/dev/null
+	rm -f "$SCRATCH/top-check"
+}
+
+mkdir "$cg" || exit 1
+echo 64M > "$cg/memory.max"
+echo "high=50% low=40%" > "$cg/memory.reclaim_wmarks"
+sh -c 'echo $$ > "$1/cgroup.procs"; while :; do dd if=/dev/zero of="$2" bs=1M count=48 status=none; done' \
+	sh "$cg" "$SCRATCH/top-check" &
+sleep 2
+json=$(python3 "$tool" --json 2) || fail "--json failed"
+echo "$json" | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+rows = {r["name"]: r for r in doc["cgroups"]}
+r = rows.get("top-check")
+if r is None:
+    sys.exit("top-check is missing from " + ", ".join(rows))
+problems = []
+if r["high_wmark"] != 32 << 20:
+    problems.append("high_wmark %s, want %d" % (r["high_wmark"], 32 << 20))
+if r["limit"] != 64 << 20:
+    problems.append("limit %s" % r["limit"])
+if r["bgreclaim_runs"] <= 0 or r["bg_steal_per_s"] <= 0:
+    problems.append("no background reclaim seen: runs %s, %s pages/s"
+                    % (r["bgreclaim_runs"], r["bg_steal_per_s"]))
+if problems:
+    sys.exit("; ".join(problems))
+print("check_top: json ok: usage %d MiB, background %.0f pages/s, "
+      "direct %.0f pages/s, worker CPU %.1f%%" % (r["usage"] >> 20,
+      r["bg_steal_per_s"], r["direct_steal_per_s"], r["worker_cpu_pct"]))
+' || fail "unexpected JSON"
+table=$(python3 "$tool" --once 1) || fail "--once failed"
+echo "$table"
+echo "$table" | grep -q '^top-check ' || fail "top-check missing from the table"
+err=$(python3 "$tool" --once --root /proc 1 2>&1) && fail "no error on /proc"
+echo "$err" | grep -q "not a cgroup v2 mount" || fail "unclear error: $err"
+echo "check_top: error without cgroup v2: $err"
+cleanup

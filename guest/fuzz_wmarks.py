@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Fuzz memory.reclaim_wmarks in the guest against a reference grammar.
+
+usage: fuzz_wmarks.py CGROUP_DIR COUNT SEED
+
+Writes COUNT random and adversarial inputs (huge numbers, negative values,
+percent overflow, 100.001%, empty, whitespace, NUL bytes, very long writes,
+repeated and unknown keys, partial writes) with write(2).  Each input the
+reference parser below rejects must fail with EINVAL and leave what the
+file reads back unchanged; each it accepts must succeed and read back in
+canonical form.  Prints a summary line; exits 1 on the first mismatch.
+"""
+
+import errno
+import os
+import random
+import re
+import sys
+
+U64_MAX = (1 << 64) - 1
+# kernfs hands a write handler at most one page.
+WRITE_MAX = 4096
+SUFFIX = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
+PERCENT = re.compile(r"^([0-9]+)(?:\.([0-9]{1,2}))?%$")
+BYTES = re.compile(r"^([0-9]+)([KMGTkmgt]?)$")
+
+
+def parse_value(text):
+    """('pct', hundredths) or ('bytes', n), or None when invalid."""
+    m = PERCENT.match(text)
+    if m:
+        whole = int(m.group(1))
+        frac = (m.group(2) or "").ljust(2, "0")
+        if whole > 100:
+            return None
+        val = whole * 100 + int(frac or 0)
+        return ("pct", val) if 0 < val <= 10000 else None
+    m = BYTES.match(text)
+    if m:
+        num = int(m.group(1))
+        if num > U64_MAX:
+            return None
+        val = num << SUFFIX[m.group(2).lower()]
+        return ("bytes", val) if val <= U64_MAX else None
+    return None
+
+
+def fmt_pct(val):
+    whole, frac = divmod(val, 100)
+    if not frac:
+        return f"{whole}%"
+    if frac % 10 == 0:
+        return f"{whole}.{frac // 10}%"
+    return f"{whole}.{frac:02d}%"
+
+
+def reference(data):
+    """What memory.reclaim_wmarks should read back after `data` is
+    written, or None when the write must fail with EINVAL."""
+    data = data[:WRITE_MAX]
+    if data.endswith(b"\n"):
+        data = data[:-1]
+    if not data or b"\0" in data:
+        return None
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    if text in ("off", "auto"):
+        return text
+    parts = text.split(" ")
+    if len(parts) != 2:
+        return None
+    values = {}
+    for part in parts:
+        key, eq, val = part.partition("=")
+        if not eq or key not in ("high", "low") or key in values:
+            return None
+        parsed = parse_value(val)
+        if parsed is None:
+            return None
+        values[key] = parsed
+    (hkind, high), (lkind, low) = values["high"], values["low"]
+    if hkind != lkind or low >= high:
+        return None
+    if hkind == "pct":
+        return f"high={fmt_pct(high)} low={fmt_pct(low)}"
+    return f"high={high} low={low}"
+
+
+def number(rng):
+    return rng.choice([
+        str(rng.randrange(0, 1 << 12)),
+        str(rng.randrange(0, 1 << 70)),
+        str(U64_MAX), str(U64_MAX + 1), str(U64_MAX >> 10),
+        str((U64_MAX >> 40) + 1), "0" * rng.randrange(1, 30) + "7",
+        "-" + str(rng.randrange(1, 1000)), "+5", "0x10", "1e3", "",
+    ])
+
+
+def value(rng):
+    pct = rng.random() < 0.5
+    if pct:
+        whole = rng.choice([str(rng.randrange(0, 102)), "100", "0", "101",
+                            "1000", number(rng)])
+        frac = rng.choice(["", "", "." + str(rng.randrange(0, 100)),
+                           ".5", ".001", ".", ".00", ".99", ".123"])
+        return whole + frac + rng.choice(["%", "%", "%", "%%", "", " %"])
+    return number(rng) + rng.choice(["", "", "K", "M", "G", "T", "k", "m",
+                                     "g", "t", "P", "KB", "B", " "])
+
+
+def well_formed(rng, keys):
+    """Two values of one kind, usually low below high, at the edges."""
+    if rng.random() < 0.5:
+        a, b = (rng.choice([rng.randrange(1, 10001), 1, 10000, 9999, 5000])
+                for _ in range(2))
+        vals = {"high": fmt_pct(max(a, b)), "low": fmt_pct(min(a, b))}
+        if rng.random() < 0.3:
+            vals = {k: v.replace("%", "0%") if "." in v and len(
+                v.split(".")[1]) == 2 else v for k, v in vals.items()}
+    else:
+        suffix = rng.choice(["", "", "K", "M", "G", "T"])
+        top = U64_MAX >> SUFFIX[suffix.lower()]
+        a, b = (rng.choice([rng.randrange(0, 1 << 40), 0, 1, top, top - 1,
+                            rng.randrange(0, top + 1)]) for _ in range(2))
+        vals = {"high": f"{max(a, b)}{suffix}", "low": f"{min(a, b)}{suffix}"}
+    text = " ".join(f"{k}={vals[k]}" for k in keys)
+    return (text + rng.choice(["", "\n"])).encode()
+
+
+def candidate(rng):
+    """One input: mostly near the grammar, sometimes far from it."""
+    kind = rng.randrange(10)
+    if kind == 0:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+    if kind == 1:
+        return rng.choice([b"", b"\n", b" ", b"\t", b"off ", b" off",
+                           b"auto\n\n", b"OFF", b"off\0", b"a" * 5000,
+                           b"high=" + b"9" * 5000 + b" low=1",
+                           b"high=50%", b" low=40%", b"high=50%  low=40%",
+                           b"high=50%\tlow=40%", b"high=100.001% low=1%",
+                           b"high=95% low=93.5%", b"high=1G low=1G",
+                           b"\0high=2 low=1", b"high=2 low=1\0"])
+    keys = ["high", "low"]
+    rng.shuffle(keys)
+    if kind <= 4:
+        return well_formed(rng, keys)
+    if kind == 5:
+        keys = rng.choice([["high", "high"], ["low", "low"], ["high"],
+                           ["high", "low", "low"], ["hi", "low"],
+                           ["high", "LOW"], ["high", "min"]])
+    sep = rng.choice([" "] * 8 + ["  ", "\t", ",", ""])
+    text = sep.join(f"{k}={value(rng)}" for k in keys)
+    text += rng.choice([""] * 6 + ["\n", "\n\n", " ", "x"])
+    return text.encode()
+
+
+def read_back(path):
+    with open(path, encoding="ascii") as f:
+        return f.read().rstrip("\n")
+
+
+def write(path, data):
+    """0 on success, else the errno of the write."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, data)
+        return 0
+    except OSError as err:
+        return err.errno
+    finally:
+        os.close(fd)
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cgroup, count, seed = argv[1], int(argv[2]), int(argv[3])
+    path = os.path.join(cgroup, "memory.reclaim_wmarks")
+    rng = random.Random(seed)
+    accepted = rejected = 0
+    for i in range(count):
+        data = candidate(rng)
+        before = read_back(path)
+        want = reference(data)
+        err = write(path, data)
+        after = read_back(path)
+        if want is None:
+            ok = err == errno.EINVAL and after == before
+            rejected += 1
+        else:
+            ok = err == 0 and after == want
+            accepted += 1
+        if not ok:
+            print(f"fuzz: MISMATCH at input {i}: {data[:200]!r}: errno "
+                  f"{err}, read back {after!r} (before {before!r}), "
+                  f"expected {want!r}")
+            return 1
+    print(f"fuzz: {count} inputs (seed {seed}): {accepted} accepted, "
+          f"{rejected} rejected with EINVAL and the configuration unchanged")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,215 @@
+#!/bin/bash
+# Races and lifecycle of memory cgroup background reclaim, as TAP results
+# ("# selftests: cgroup: stress-PHASE" and ok / not ok) for the harness.
+# Each phase stresses one interaction while workers are queued or running;
+# after each, the phase's cgroups must go away completely (the parent's
+# nr_dying_descendants back to 0) and no worker run may be left in flight
+# (every traced run start has its end).  The host scans the console for
+# splats.
+# usage: stress.sh BIN_DIR CYCLES SECONDS
+#   CYCLES: create/remove cycles of the churn phases; SECONDS: length of
+#   each timed phase.
+set -u
+BIN=$1 CYCLES=$2 SECONDS_EACH=$3
+PARENT=/sys/fs/cgroup/stress
+TRACE=/sys/kernel/tracing
+DATA=${SCRATCH:-/tmp}/stress
+
+mkdir -p "$DATA"
+mountpoint -q "$TRACE" || mount -t tracefs none "$TRACE"
+
+trace_events() {
+	local ev
+	for ev in begin end; do
+		echo "$1" > "$TRACE/events/vmscan/mm_vmscan_memcg_bgreclaim_$ev/enable"
+	done
+}
+
+# child NAME MAX WMARKS: a child of $PARENT with a limit and watermarks.
+child() {
+	local cg=$PARENT/$1
+	mkdir "$cg" && echo "$2" > "$cg/memory.max" &&
+		echo "$3" > "$cg/memory.reclaim_wmarks" && echo "$cg"
+}
+
+run_in() {
+	local cg=$1
+	shift
+	sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" "$@" &
+}
+
+kill_and_remove() {
+	local cg=$1
+	echo 1 > "$cg/cgroup.kill" 2>/dev/null
+	for _ in $(seq 100); do
+		rmdir "$cg" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "stress: cannot remove $cg: $(cat "$cg/cgroup.procs" | wc -l) tasks left"
+	return 1
+}
+
+# Every phase ends here: its cgroups are gone, nothing dying is left
+# behind, and every worker run that started has ended.
+settle() {
+	local dying begins ends
+	wait 2>/dev/null
+	rm -f "$DATA"/*
+	for _ in $(seq 300); do
+		dying=$(awk '$1 == "nr_dying_descendants" {print $2}' "$PARENT/cgroup.stat")
+		[ "$dying" -eq 0 ] && break
+		echo 1G > "$PARENT/memory.reclaim" 2>/dev/null
+		sleep 0.2
+	done
+	if [ "$dying" -ne 0 ]; then
+		echo "stress: $dying dying cgroups left behind"
+		return 1
+	fi
+	sleep 1
+	begins=$(grep -c mm_vmscan_memcg_bgreclaim_begin "$TRACE/trace")
+	ends=$(grep -c mm_vmscan_memcg_bgreclaim_end "$TRACE/trace")
+	echo "stress: $begins worker runs traced"
+	if [ "$begins" -ne "$ends" ]; then
+		echo "stress: $begins runs started but $ends ended"
+		return 1
+	fi
+}
+
+# phase NAME FUNCTION: one TAP result.
+n=0
+phase() {
+	local name=$1 out rc
+	n=$((n + 1))
+	echo > "$TRACE/trace"
+	echo "# selftests: cgroup: stress-$name"
+	out=$("$2" 2>&1 && settle 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	if [ $rc -eq 0 ]; then
+		echo "ok $n selftests: cgroup: stress-$name"
+	else
+		echo "not ok $n selftests: cgroup: stress-$name # exit=$rc"
+	fi
+}
+
+# Create a cgroup, start filling its page cache past the high watermark,
+# and remove it while its worker is queued or running.
+churn() {
+	local i cg
+	for i in $(seq "$CYCLES"); do
+		cg=$(child "c$i" 16M "high=50% low=40%") || return 1
+		echo 0 > "$cg/memory.swap.max"
+		run_in "$cg" dd if=/dev/zero of="$DATA/c$i" bs=1M count=24 \
+			status=none
+		sleep "0.0$((RANDOM % 5))"
+		kill_and_remove "$cg" || return 1
+		wait
+		rm -f "$DATA/c$i"
+	done
+	echo "stress: $CYCLES create/remove cycles"
+}
+
+# Rewrite the limits and the watermarks in a tight loop while a writer
+# keeps the worker busy.
+rewrite() {
+	local cg end writes=0 wm
+	cg=$(child rewrite 32M auto) || return 1
+	echo 0 > "$cg/memory.swap.max"
+	run_in "$cg" sh -c 'while :; do dd if=/dev/zero of="$1" bs=1M count=64 status=none; done' \
+		sh "$DATA/rewrite"
+	end=$((SECONDS + SECONDS_EACH))
+	while [ $SECONDS -lt $end ]; do
+		for wm in off auto "high=90% low=50%" "high=20M low=1M" \
+			"high=99.99% low=0.01%"; do
+			echo "$wm" > "$cg/memory.reclaim_wmarks" || return 1
+			echo $(((RANDOM % 24 + 8) << 20)) > "$cg/memory.high"
+			echo $(((RANDOM % 24 + 16) << 20)) > "$cg/memory.max" 2>/dev/null
+			writes=$((writes + 3))
+		done
+	done
+	echo "stress: $writes writes to memory.reclaim_wmarks, .high and .max"
+	kill_and_remove "$cg"
+}
+
+# Freeze and thaw a cgroup whose worker swaps it out, then kill it.
+freeze() {
+	local cg end cycles=0
+	cg=$(child freeze 64M "high=50% low=25%") || return 1
+	run_in "$cg" "$BIN/anonhold" 48
+	end=$((SECONDS + SECONDS_EACH))
+	while [ $SECONDS -lt $end ]; do
+		echo 1 > "$cg/cgroup.freeze"
+		sleep 0.1
+		echo 0 > "$cg/cgroup.freeze"
+		sleep 0.1
+		cycles=$((cycles + 1))
+	done
+	echo 1 > "$cg/cgroup.freeze"
+	echo "stress: $cycles freeze/thaw cycles, then cgroup.kill while frozen"
+	kill_and_remove "$cg"
+}
+
+# Turn swap off and on while the worker swaps a cgroup out.
+swapoff_phase() {
+	local cg end cycles=0
+	cg=$(child swap 64M "high=50% low=25%") || return 1
+	run_in "$cg" "$BIN/memhog" 48 1 1000
+	end=$((SECONDS + SECONDS_EACH))
+	while [ $SECONDS -lt $end ]; do
+		swapoff /dev/vdb || return 1
+		sleep 0.2
+		swapon /dev/vdb || return 1
+		sleep 0.5
+		cycles=$((cycles + 1))
+	done
+	echo "stress: $cycles swapoff/swapon cycles"
+	kill_and_remove "$cg"
+}
+
+# OOM kills inside a cgroup whose worker is running.
+oom() {
+	local i cg kills
+	cg=$(child oom 32M "high=50% low=40%") || return 1
+	echo 0 > "$cg/memory.swap.max"
+	for i in $(seq 5); do
+		run_in "$cg" "$BIN/memhog" 64 1 1
+		wait $! && { echo "stress: memhog $i was not OOM-killed"; return 1; }
+	done
+	kills=$(awk '$1 == "oom_kill" {print $2}' "$cg/memory.events")
+	echo "stress: $kills OOM kills"
+	[ "$kills" -ge 5 ] || return 1
+	kill_and_remove "$cg"
+}
+
+# Take a CPU offline and online while cgroups come and go.
+hotplug() {
+	local cpu=/sys/devices/system/cpu/cpu1/online end cycles=0 churner
+	if [ ! -w "$cpu" ]; then
+		echo "stress: no CPU that can go offline"
+		return 1
+	fi
+	CYCLES=$((CYCLES / 2)) churn > /dev/null &
+	churner=$!
+	end=$((SECONDS + SECONDS_EACH))
+	while [ $SECONDS -lt $end ]; do
+		echo 0 > "$cpu" || return 1
+		sleep 0.3
+		echo 1 > "$cpu" || return 1
+		sleep 0.3
+		cycles=$((cycles + 1))
+	done
+	wait $churner || { echo "stress: churn failed during hotplug"; return 1; }
+	echo "stress: $cycles offline/online cycles of cpu1"
+}
+
+mkdir -p "$PARENT"
+echo +memory > "$PARENT/cgroup.subtree_control"
+trace_events 1
+phase churn churn
+phase rewrite rewrite
+phase freeze freeze
+phase swapoff swapoff_phase
+phase oom oom
+phase hotplug hotplug
+trace_events 0
+rmdir "$PARENT"
