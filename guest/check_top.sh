@@ -2,7 +2,8 @@
 # Check tools/cgroup/memcg_bgreclaim_top.py against a live cgroup whose
 # worker is reclaiming: the JSON mode must list it with its watermarks and
 # background reclaim, the table mode must print it, and a kernel file
-# system without the feature must give a clear error.
+# system without the feature must give a clear error.  Then run the
+# documented trace-cmd recipe on the same cgroup.
 # usage: check_top.sh TOOL
 set -u
 tool=$1
@@ -49,4 +50,15 @@ echo "$table" | grep -q '^top-check ' || fail "top-check missing from the table"
 err=$(python3 "$tool" --once --root /proc 1 2>&1) && fail "no error on /proc"
 echo "$err" | grep -q "not a cgroup v2 mount" || fail "unclear error: $err"
 echo "check_top: error without cgroup v2: $err"
+
+id=$(stat -c %i "$cg")
+trace-cmd record -q -o "$SCRATCH/top-check.dat" \
+	-e vmscan:mm_vmscan_memcg_bgreclaim_end -f "cgroup_id == $id" \
+	sleep 3 > /dev/null 2>&1 || fail "trace-cmd record failed"
+report=$(trace-cmd report -i "$SCRATCH/top-check.dat" 2>/dev/null |
+	grep mm_vmscan_memcg_bgreclaim_end)
+rm -f "$SCRATCH/top-check.dat"
+[ -n "$report" ] || fail "trace-cmd saw no run of cgroup $id"
+echo "check_top: trace-cmd: $(echo "$report" | wc -l) runs of cgroup $id, last:"
+echo "$report" | tail -n 1
 cleanup

@@ -45,19 +45,3 @@ tap_program() {
 		echo "not ok 1 selftests: cgroup: $name # exit=$status"
 	fi
 }
-
-# quiet_kernel CMD...: run CMD and fail if the kernel logged anything at
-# warning level or above meanwhile.
-quiet_kernel() {
-	local before after status
-	before=$(dmesg --level=emerg,alert,crit,err,warn | wc -l)
-	"$@"
-	status=$?
-	after=$(dmesg --level=emerg,alert,crit,err,warn | wc -l)
-	if [ "$after" -ne "$before" ]; then
-		echo "the kernel logged $((after - before)) line(s) at warning level or above:"
-		dmesg --level=emerg,alert,crit,err,warn | tail -n $((after - before))
-		return 1
-	fi
-	return $status
-}

@@ -8,17 +8,21 @@ percent overflow, 100.001%, empty, whitespace, NUL bytes, very long writes,
 repeated and unknown keys, partial writes) with write(2).  Each input the
 reference parser below rejects must fail with EINVAL and leave what the
 file reads back unchanged; each it accepts must succeed and read back in
-canonical form.  Prints a summary line; exits 1 on the first mismatch.
+canonical form.  Writes longer than a page never reach the file's handler:
+the cgroup core refuses them with E2BIG, and the configuration must stay
+unchanged then too.  Nothing may appear in the kernel log at warning level or
+above meanwhile.  Prints a summary line; exits 1 on the first mismatch.
 """
 
 import errno
 import os
 import random
 import re
+import subprocess
 import sys
 
 U64_MAX = (1 << 64) - 1
-# kernfs hands a write handler at most one page.
+# The cgroup core refuses longer writes (E2BIG) before the handler runs.
 WRITE_MAX = 4096
 SUFFIX = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 PERCENT = re.compile(r"^([0-9]+)(?:\.([0-9]{1,2}))?%$")
@@ -57,7 +61,6 @@ def fmt_pct(val):
 def reference(data):
     """What memory.reclaim_wmarks should read back after `data` is
     written, or None when the write must fail with EINVAL."""
-    data = data[:WRITE_MAX]
     if data.endswith(b"\n"):
         data = data[:-1]
     if not data or b"\0" in data:
@@ -173,6 +176,13 @@ def write(path, data):
         os.close(fd)
 
 
+def loud_kernel_lines():
+    """Kernel log lines at warning level or above."""
+    res = subprocess.run(["dmesg", "--level=emerg,alert,crit,err,warn"],
+                         capture_output=True, text=True, check=True)
+    return res.stdout.splitlines()
+
+
 def main(argv):
     if len(argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -180,14 +190,18 @@ def main(argv):
     cgroup, count, seed = argv[1], int(argv[2]), int(argv[3])
     path = os.path.join(cgroup, "memory.reclaim_wmarks")
     rng = random.Random(seed)
-    accepted = rejected = 0
+    loud_before = len(loud_kernel_lines())
+    accepted = rejected = too_long = 0
     for i in range(count):
         data = candidate(rng)
         before = read_back(path)
         want = reference(data)
         err = write(path, data)
         after = read_back(path)
-        if want is None:
+        if len(data) > WRITE_MAX:
+            ok = err == errno.E2BIG and after == before
+            too_long += 1
+        elif want is None:
             ok = err == errno.EINVAL and after == before
             rejected += 1
         else:
@@ -198,8 +212,14 @@ def main(argv):
                   f"{err}, read back {after!r} (before {before!r}), "
                   f"expected {want!r}")
             return 1
+    loud = loud_kernel_lines()[loud_before:]
+    if loud:
+        print("fuzz: the kernel logged at warning level or above:")
+        print("\n".join(loud))
+        return 1
     print(f"fuzz: {count} inputs (seed {seed}): {accepted} accepted, "
-          f"{rejected} rejected with EINVAL and the configuration unchanged")
+          f"{rejected} rejected with EINVAL and {too_long} longer than a "
+          "page with E2BIG, the configuration unchanged by each")
     return 0
 
 
