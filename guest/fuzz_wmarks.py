@@ -8,9 +8,9 @@ percent overflow, 100.001%, empty, whitespace, NUL bytes, very long writes,
 repeated and unknown keys, partial writes) with write(2).  Each input the
 reference parser below rejects must fail with EINVAL and leave what the
 file reads back unchanged; each it accepts must succeed and read back in
-canonical form.  Writes longer than a page never reach the file's handler:
-the cgroup core refuses them with E2BIG, and the configuration must stay
-unchanged then too.  Nothing may appear in the kernel log at warning level or
+canonical form.  Two kinds of write never reach the file's handler, as for
+every cgroup file: an empty one (the cgroup core returns 0) and one longer
+than a page (E2BIG); the configuration must stay unchanged by them too.  Nothing may appear in the kernel log at warning level or
 above meanwhile.  Prints a summary line; exits 1 on the first mismatch.
 """
 
@@ -198,7 +198,10 @@ def main(argv):
         want = reference(data)
         err = write(path, data)
         after = read_back(path)
-        if len(data) > WRITE_MAX:
+        if not data:
+            ok = err == 0 and after == before
+            rejected += 1
+        elif len(data) > WRITE_MAX:
             ok = err == errno.E2BIG and after == before
             too_long += 1
         elif want is None:
@@ -218,8 +221,9 @@ def main(argv):
         print("\n".join(loud))
         return 1
     print(f"fuzz: {count} inputs (seed {seed}): {accepted} accepted, "
-          f"{rejected} rejected with EINVAL and {too_long} longer than a "
-          "page with E2BIG, the configuration unchanged by each")
+          f"{rejected} rejected (EINVAL, or ignored when empty) and "
+          f"{too_long} longer than a page refused with E2BIG, the "
+          "configuration unchanged by each")
     return 0
 
 

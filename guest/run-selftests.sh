@@ -2,8 +2,8 @@
 # Run the kselftest cgroup suite inside the VM (or only the named PROGRAMs),
 # then, on a kernel with background reclaim: test_bgreclaim once more with
 # MGLRU and zswap on, the memory.reclaim_wmarks fuzzer, the live view
-# tools/cgroup/memcg_bgreclaim_top.py, crun and runc, and the race stress
-# phases, each as results of their own in the same TAP file.
+# tools/cgroup/memcg_bgreclaim_top.py and the race stress phases, each as
+# results of their own in the same TAP file.
 # usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
 #        KERNEL_TREE FUZZ_INPUTS STRESS_CYCLES STRESS_SECONDS [PROGRAM...]
 set -u
@@ -45,8 +45,6 @@ if [ -x cgroup/test_bgreclaim ]; then
 	tap_program memcg-bgreclaim-top "$timeout" \
 		"$here/check_top.sh" "$tree/tools/cgroup/memcg_bgreclaim_top.py" |
 		tee -a "$results/tap.txt"
-
-	bash "$here/runtimes.sh" | tee -a "$results/tap.txt"
 
 	bash "$here/stress.sh" "$bin" "$cycles" "$seconds" |
 		tee -a "$results/tap.txt"
