@@ -54,7 +54,7 @@ echo "check_top: error without cgroup v2: $err"
 id=$(stat -c %i "$cg")
 trace-cmd record -q -o "$SCRATCH/top-check.dat" \
 	-e vmscan:mm_vmscan_memcg_bgreclaim_end -f "cgroup_id == $id" \
-	sleep 3 > /dev/null 2>&1 || fail "trace-cmd record failed"
+	sleep 10 > /dev/null 2>&1 || fail "trace-cmd record failed"
 report=$(trace-cmd report -i "$SCRATCH/top-check.dat" 2>/dev/null |
 	grep mm_vmscan_memcg_bgreclaim_end)
 rm -f "$SCRATCH/top-check.dat"
