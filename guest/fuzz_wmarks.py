@@ -25,13 +25,14 @@ U64_MAX = (1 << 64) - 1
 # The cgroup core refuses longer writes (E2BIG) before the handler runs.
 WRITE_MAX = 4096
 SUFFIX = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
-PERCENT = re.compile(r"^([0-9]+)(?:\.([0-9]{1,2}))?%$")
-BYTES = re.compile(r"^([0-9]+)([KMGTkmgt]?)$")
+PERCENT = re.compile(r"([0-9]+)(?:\.([0-9]{1,2}))?%")
+BYTES = re.compile(r"([0-9]+)([KMGTkmgt]?)")
 
 
 def parse_value(text):
     """('pct', hundredths) or ('bytes', n), or None when invalid."""
-    m = PERCENT.match(text)
+    # fullmatch: "$" would also match before a trailing newline.
+    m = PERCENT.fullmatch(text)
     if m:
         whole = int(m.group(1))
         frac = (m.group(2) or "").ljust(2, "0")
@@ -39,7 +40,7 @@ def parse_value(text):
             return None
         val = whole * 100 + int(frac or 0)
         return ("pct", val) if 0 < val <= 10000 else None
-    m = BYTES.match(text)
+    m = BYTES.fullmatch(text)
     if m:
         num = int(m.group(1))
         if num > U64_MAX:
