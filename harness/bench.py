@@ -490,6 +490,16 @@ def write_plot(scenario, stats, out):
         os.remove(spec_path)
 
 
+def load_trials(scenario):
+    """The trials of the scenario's last run, from results/NAME/."""
+    path = os.path.join(RESULTS, scenario.name, "trials.jsonl")
+    if not os.path.exists(path):
+        raise HarnessError(f"no {os.path.relpath(path)}: run the scenario "
+                           "first")
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def report(scenario, trials, variant_cfg, problems):
     """Write results/NAME/; return the verdicts (True, False or None)."""
     outdir = os.path.join(RESULTS, scenario.name)

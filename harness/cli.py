@@ -129,12 +129,16 @@ def cmd_bench(args):
                            f"choose from all, {', '.join(bench.SCENARIOS)}")
     if args.rounds is not None and args.rounds < 1:
         raise HarnessError("--rounds must be at least 1")
-    _prepare(args.variant)
+    if not args.report_only:
+        _prepare(args.variant)
     failed = False
     for name in names:
         scenario = bench.SCENARIOS[name]
-        trials, problems = bench.run_scenario(scenario, args.variant,
-                                              args.rounds)
+        if args.report_only:
+            trials, problems = bench.load_trials(scenario), []
+        else:
+            trials, problems = bench.run_scenario(scenario, args.variant,
+                                                  args.rounds)
         if not trials:
             problems.append("no trial produced results")
         else:
@@ -219,6 +223,9 @@ def main(argv=None):
                    help=f"all, or some of: {', '.join(bench.SCENARIOS)}")
     p.add_argument("--rounds", type=int,
                    help="rounds per boot (default: the scenario's)")
+    p.add_argument("--report-only", action="store_true",
+                   help="rewrite the reports from results/*/trials.jsonl "
+                   "(after editing a notes.md), without running anything")
     add("bisect", cmd_bisect,
         "build and boot every commit of the series on its own",
         variant=True)

@@ -41,6 +41,8 @@ trial() {
 		echo +memory > "$BENCH_CG/cgroup.subtree_control"
 		mkdir "$BENCH_CG/child"
 		echo "$BACKOFF_MAX" > "$BENCH_CG/child/memory.min"
+		# The file's page cache must be charged to the child.
+		echo 3 > /proc/sys/vm/drop_caches
 		run_in "$BENCH_CG/child" sh -c \
 			'cat "$1" > /dev/null && exec sleep 3600' sh "$SCRATCH/backoff.dat"
 		;;

@@ -124,12 +124,14 @@ remove_cgroup() {
 }
 
 # run_in CGROUP CMD...: run CMD inside CGROUP, in the background, as part
-# of the trial's workload.
+# of the trial's workload.  Its output is dropped: a workload left running
+# must not hold the trial's output pipe open.
 WORKLOAD_PIDS=()
 run_in() {
 	local cg=$1
 	shift
-	sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" "$@" &
+	sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" "$@" \
+		> /dev/null &
 	WORKLOAD_PIDS+=($!)
 }
 
