@@ -69,6 +69,7 @@ def run_selftests(variant, base=False, profile=PROFILES["full"]):
     """Boot the variant, run the profile; return (results, problems)."""
     kernel = build.kernel_image(variant, base)
     rdir = rundir(f"selftests-{build.kernel_name(variant, base)}")
+    report = tap.LiveReport(_load_baseline())
     console = vm.boot(kernel, rdir,
                       [os.path.join(GUEST, "run-selftests.sh"), rdir,
                        build.kselftest_dir(variant, base), str(TEST_TIMEOUT),
@@ -77,7 +78,9 @@ def run_selftests(variant, base=False, profile=PROFILES["full"]):
                        str(profile.fuzz_inputs),
                        str(profile.stress_cycles),
                        str(profile.stress_seconds)] + profile.programs,
-                      timeout=SUITE_TIMEOUT)
+                      timeout=SUITE_TIMEOUT,
+                      echo=lambda line: report.line(line) or
+                      vm.progress_line(line))
     problems = check_guest_log(rdir, console)
     results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "")
     # Built-in KUnit suites ran at boot and reported on the console.

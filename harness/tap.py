@@ -88,3 +88,48 @@ def parse_kunit(messages):
             results[f"kunit:{desc}"] = result
             suite = None
     return results
+
+
+class LiveReport:
+    """Follows the guest's TAP line by line and says, for a person watching
+    the run, which program is running and how each program and each failing
+    subtest ended, marking the failures the base has too.  The raw TAP is
+    kept in the run directory."""
+
+    def __init__(self, expected):
+        self.expected = expected    # baseline: name -> (result, reason)
+        self.program = None
+
+    def _verdict(self, name, result):
+        if result != "fail":
+            return f"{name}: {result}"
+        was = self.expected.get(name, ("",))[0]
+        if was in ("fail", "flaky"):
+            return f"{name}: fail, as on the base ({was} there)"
+        if was:
+            return f"{name}: FAILED ({was} on the base)"
+        return f"{name}: FAILED (new test)"
+
+    def line(self, raw):
+        """The progress line for one line of guest output, or None."""
+        line = raw.rstrip()
+        if line.startswith("# "):
+            inner = line[2:].strip()
+            m = _PROGRAM.match(inner)
+            if m:
+                self.program = m.group(1)
+                return f"running {self.program}"
+            m = _RESULT.match(inner)
+            if m and self.program:
+                result, desc = _classify(m.group(1), m.group(2))
+                if result == "fail" and desc:
+                    return "  " + self._verdict(f"{self.program}:{desc}",
+                                                result)
+            return None
+        m = _RESULT.match(line.strip())
+        if not m:
+            return None
+        result, desc = _classify(m.group(1), m.group(2))
+        pm = _PROGRAM.match(desc)
+        self.program = None
+        return self._verdict(pm.group(1) if pm else desc, result)

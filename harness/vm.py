@@ -41,12 +41,18 @@ def make_disks(rundir):
     return [scratch, swap]
 
 
-def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600):
+def progress_line(line):
+    """The guest's progress lines, echoed as they are."""
+    return line.rstrip() if _PROGRESS.match(line) else None
+
+
+def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
+         echo=progress_line):
     """Boot `kernel` and run `command` (a list) as root in the guest.
 
     The guest may write into `rundir`.  Its whole console output goes to
-    rundir/console.log; progress lines are echoed.  Returns the console
-    text.  Raises HarnessError on timeout."""
+    rundir/console.log; echo(line) says what to show of each line (None:
+    nothing).  Returns the console text.  Raises HarnessError on timeout."""
     os.makedirs(rundir, exist_ok=True)
     disks = make_disks(rundir)
     cmd = ["timeout", "--kill-after=10", str(timeout), VNG, "--run", kernel, "--verbose", "--force-9p",
@@ -72,8 +78,9 @@ def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600):
             for line in proc.stdout:
                 console.write(line)
                 lines.append(line)
-                if _PROGRESS.match(line):
-                    print("  " + line.rstrip(), flush=True)
+                shown = echo(line)
+                if shown is not None:
+                    print("  " + shown, flush=True)
             proc.wait()
         finally:
             if proc.poll() is None:

@@ -104,3 +104,43 @@ class ParseKunitTest(unittest.TestCase):
 
     def test_no_kunit(self):
         self.assertEqual(tap.parse_kunit(["booting", "ok 1 not kunit"]), {})
+
+
+class LiveReportTest(unittest.TestCase):
+    EXPECTED = {"test_kmem": ("fail", "base"),
+                "test_kmem:test_kmem_basic": ("fail", "base"),
+                "test_memcontrol:test_memcg_low": ("pass", ""),
+                "test_memcontrol": ("flaky", "")}
+
+    def report(self, lines):
+        live = tap.LiveReport(self.EXPECTED)
+        return [s for s in map(live.line, lines) if s is not None]
+
+    def test_known_failures_are_marked(self):
+        self.assertEqual(self.report([
+            "# selftests: cgroup: test_kmem",
+            "# ok 1 test_kmem_memcg_deletion",
+            "# not ok 2 test_kmem_basic",
+            "not ok 1 selftests: cgroup: test_kmem # exit=1",
+        ]), ["running test_kmem",
+             "  test_kmem:test_kmem_basic: fail, as on the base (fail there)",
+             "test_kmem: fail, as on the base (fail there)"])
+
+    def test_regressions_stand_out(self):
+        self.assertEqual(self.report([
+            "# selftests: cgroup: test_memcontrol",
+            "# not ok 4 test_memcg_low",
+            "# not ok 5 test_memcg_brand_new",
+            "not ok 2 selftests: cgroup: test_memcontrol # exit=1",
+            "# selftests: cgroup: test_new",
+            "ok 3 selftests: cgroup: test_new # SKIP no swap",
+        ]), ["running test_memcontrol",
+             "  test_memcontrol:test_memcg_low: FAILED (pass on the base)",
+             "  test_memcontrol:test_memcg_brand_new: FAILED (new test)",
+             "test_memcontrol: fail, as on the base (flaky there)",
+             "running test_new",
+             "test_new: skip"])
+
+    def test_other_output_is_not_reported(self):
+        self.assertEqual(self.report(["guest: 2 CPUs", "[ 1.0] ok 1 x",
+                                      "# # giveups 5"]), [])
