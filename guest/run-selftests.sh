@@ -1,7 +1,9 @@
 #!/bin/bash
 # Run the kselftest cgroup suite inside the VM (or only the named PROGRAMs),
 # then, on a kernel with background reclaim: test_bgreclaim once more with
-# MGLRU and zswap on, the memory.reclaim_wmarks fuzzer, the live view
+# MGLRU and zswap on, the memory controller's tests once more with `auto`
+# watermarks on every cgroup they create (as PROGRAM@auto), the
+# memory.reclaim_wmarks fuzzer, the live view
 # tools/cgroup/memcg_bgreclaim_top.py and the race stress phases, each as
 # results of their own in the same TAP file.
 # usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
@@ -30,11 +32,46 @@ rc=${PIPESTATUS[0]}
 # Results are judged from the TAP output; the exit code only tells the
 # host that the script got to the end.
 
+# Run the memory controller's tests in a cgroup whose watermarks are
+# `auto`: mounted as the hierarchy's root, it is where they create their
+# cgroups, which inherit the setting.
+with_auto_wmarks() {
+	local opts
+	opts=$(awk '$3 == "cgroup2" && $2 == "/sys/fs/cgroup" {print $4}' \
+		/proc/mounts)
+	mkdir /sys/fs/cgroup/auto &&
+		echo auto > /sys/fs/cgroup/auto/memory.reclaim_wmarks &&
+		cat /sys/fs/cgroup/cgroup.subtree_control |
+		sed 's/\(\S*\)/+\1/g' > /sys/fs/cgroup/auto/cgroup.subtree_control &&
+		mkdir -p /tmp/cgroup-auto &&
+		mount --bind /sys/fs/cgroup/auto /tmp/cgroup-auto &&
+		umount /sys/fs/cgroup &&
+		mount --move /tmp/cgroup-auto /sys/fs/cgroup || return 1
+	"$@"
+	umount /sys/fs/cgroup
+	mount -t cgroup2 -o "$opts" none /sys/fs/cgroup
+	rmdir /sys/fs/cgroup/auto
+}
+
+auto_selection=()
+for prog in test_memcontrol test_zswap test_kmem; do
+	if [ $# -eq 0 ] || [[ " $* " == *" $prog "* ]]; then
+		auto_selection+=(-t "cgroup:$prog")
+	fi
+done
+
 if [ -x cgroup/test_bgreclaim ]; then
 	echo y > /sys/kernel/mm/lru_gen/enabled
 	(cd cgroup && tap_program test_bgreclaim-mglru-zswap "$timeout" \
 		./test_bgreclaim) | tee -a "$results/tap.txt"
 	echo n > /sys/kernel/mm/lru_gen/enabled
+
+	if [ ${#auto_selection[@]} -gt 0 ]; then
+		with_auto_wmarks ./run_kselftest.sh --override-timeout \
+			"$timeout" "${auto_selection[@]}" 2>&1 |
+			sed 's/^\(.*selftests: cgroup: [^ ]*\)/\1@auto/' |
+			tee -a "$results/tap.txt"
+	fi
 
 	mkdir /sys/fs/cgroup/fuzz
 	tap_program fuzz-wmarks "$timeout" python3 \

@@ -3,6 +3,8 @@ comparison of a run against it."""
 
 from dataclasses import dataclass, field
 
+from . import tap
+
 # "flaky": seen both passing and failing on the base; either is accepted.
 RESULTS = ("pass", "fail", "skip", "flaky")
 
@@ -42,19 +44,38 @@ class Comparison:
     flaky_failures: list = field(default_factory=list)
     newly_passing: list = field(default_factory=list)
     new_tests: list = field(default_factory=list)
+    expected: dict = field(default_factory=dict)  # baseline with variants
 
     @property
     def ok(self):
         return not self.regressions and not self.new_failures
 
 
+def with_variants(baseline, results):
+    """The baseline extended to the programs that ran once more under a
+    variant, named PROGRAM@VARIANT ("test_memcontrol@auto"): each is
+    expected to do what PROGRAM does on the base."""
+    variants = {name.split(":")[0] for name in results
+                if "@" in name.split(":")[0]}
+    extended = dict(baseline)
+    for variant in variants:
+        program = tap.plain_name(variant)
+        for name, entry in baseline.items():
+            head, sep, rest = name.partition(":")
+            if head == program:
+                extended[variant + sep + rest] = entry
+    return extended
+
+
 def compare(baseline, results):
     """Compare {name: result} against a parsed baseline.
 
     A test that passed on the base and now fails, skips or is missing is a
-    regression; a flaky one may pass or fail.  A test not in the baseline was written for this series and
-    this VM: it must pass, and a skip there would hide a failure."""
+    regression; a flaky one may pass or fail.  A test not in the baseline
+    was written for this series and this VM: it must pass, and a skip there
+    would hide a failure.  Variant runs are judged by with_variants()."""
     cmp = Comparison()
+    baseline = with_variants(baseline, results)
     for name, (was, _) in baseline.items():
         now = results.get(name, "missing")
         if was == "flaky":
@@ -72,10 +93,12 @@ def compare(baseline, results):
         cmp.new_tests.append((name, now))
         if now != "pass":
             cmp.new_failures.append((name, now))
+    cmp.expected = baseline
     return cmp
 
 
-def report(cmp, baseline):
+def report(cmp):
+    baseline = cmp.expected
     lines = []
     for name, was, now in cmp.regressions:
         lines.append(f"REGRESSION: {name}: {was} on the base, {now} now")

@@ -75,7 +75,7 @@ def cmd_selftests(args):
         return _write_baseline(results, problems)
     base = guest_run.load_baseline(profile.programs)
     cmp = baseline.compare(base, results)
-    text = baseline.report(cmp, base)
+    text = baseline.report(cmp)
     if text:
         print(text)
     for p in problems:

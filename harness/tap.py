@@ -90,6 +90,13 @@ def parse_kunit(messages):
     return results
 
 
+def plain_name(name):
+    """The name of a result without its variant: a program run once more
+    under a variant is named PROGRAM@VARIANT ("test_memcontrol@auto")."""
+    program, sep, rest = name.partition(":")
+    return program.split("@")[0] + sep + rest
+
+
 class LiveReport:
     """Follows the guest's TAP line by line and says, for a person watching
     the run, which program is running and how each program and each failing
@@ -103,7 +110,8 @@ class LiveReport:
     def _verdict(self, name, result):
         if result != "fail":
             return f"{name}: {result}"
-        was = self.expected.get(name, ("",))[0]
+        was = self.expected.get(name,
+                                self.expected.get(plain_name(name), ("",)))[0]
         if was in ("fail", "flaky"):
             return f"{name}: fail, as on the base ({was} there)"
         if was:

@@ -52,7 +52,7 @@ class CompareTest(unittest.TestCase):
                                            "test_e": "fail"})
         self.assertTrue(cmp.ok)
         self.assertIn("flaky on the base, fail this time: test_e",
-                      baseline.report(cmp, self.base))
+                      baseline.report(cmp))
 
     def test_regression_fail_skip_and_missing(self):
         cmp = baseline.compare(self.base, {"test_a": "fail", "test_b": "fail",
@@ -71,7 +71,7 @@ class CompareTest(unittest.TestCase):
                                            "test_d": "pass"})
         self.assertTrue(cmp.ok)
         self.assertEqual(cmp.newly_passing, ["test_b"])
-        self.assertIn("newly passing: test_b", baseline.report(cmp, self.base))
+        self.assertIn("newly passing: test_b", baseline.report(cmp))
 
     def test_new_test_failing_fails(self):
         cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "fail",
@@ -85,8 +85,31 @@ class CompareTest(unittest.TestCase):
                                            "test_c": "skip", "test_d": "pass",
                                            "test_new": "skip"})
         self.assertFalse(cmp.ok)
-        self.assertIn("test_new: skip", baseline.report(cmp, self.base))
+        self.assertIn("test_new: skip", baseline.report(cmp))
 
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class VariantTest(unittest.TestCase):
+    base = baseline.parse("t_mem pass\nt_mem:low pass\nt_mem:reclaim fail\n"
+                          "t_core pass\n")
+
+    def test_variant_judged_like_its_program(self):
+        cmp = baseline.compare(self.base, {
+            "t_mem": "pass", "t_mem:low": "pass", "t_mem:reclaim": "fail",
+            "t_core": "pass", "t_mem@auto": "pass",
+            "t_mem@auto:low": "fail", "t_mem@auto:reclaim": "fail"})
+        self.assertEqual(cmp.regressions, [("t_mem@auto:low", "pass", "fail")])
+        self.assertEqual(cmp.known_failures,
+                         ["t_mem:reclaim", "t_mem@auto:reclaim"])
+        self.assertEqual(cmp.new_tests, [])
+        self.assertIn("REGRESSION: t_mem@auto:low", baseline.report(cmp))
+
+    def test_missing_variant_subtest_is_a_regression(self):
+        cmp = baseline.compare(self.base, {
+            "t_mem": "pass", "t_mem:low": "pass", "t_mem:reclaim": "fail",
+            "t_core": "pass", "t_mem@auto": "pass"})
+        self.assertEqual(cmp.regressions,
+                         [("t_mem@auto:low", "pass", "missing")])

@@ -144,3 +144,10 @@ class LiveReportTest(unittest.TestCase):
     def test_other_output_is_not_reported(self):
         self.assertEqual(self.report(["guest: 2 CPUs", "[ 1.0] ok 1 x",
                                       "# # giveups 5"]), [])
+
+
+class PlainNameTest(unittest.TestCase):
+    def test_variant_is_dropped(self):
+        self.assertEqual(tap.plain_name("t_mem@auto:low"), "t_mem:low")
+        self.assertEqual(tap.plain_name("t_mem@auto"), "t_mem")
+        self.assertEqual(tap.plain_name("kunit:s:c"), "kunit:s:c")
