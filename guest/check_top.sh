@@ -16,13 +16,19 @@ cleanup() {
 	rm -f "$SCRATCH/top-check"
 }
 
+# Steady pressure: reread a file larger than the limit, from disk each
+# time (rewriting a file would free its page cache now and then, and the
+# worker would rightly have nothing to do in that moment).
+dd if=/dev/zero of="$SCRATCH/top-check" bs=1M count=160 status=none || exit 1
+sync
+echo 3 > /proc/sys/vm/drop_caches
 mkdir "$cg" || exit 1
 echo 64M > "$cg/memory.max"
 echo "high=50% low=40%" > "$cg/memory.reclaim_wmarks"
-sh -c 'echo $$ > "$1/cgroup.procs"; while :; do dd if=/dev/zero of="$2" bs=1M count=48 status=none; done' \
+sh -c 'echo $$ > "$1/cgroup.procs"; while :; do cat "$2" > /dev/null; done' \
 	sh "$cg" "$SCRATCH/top-check" &
 sleep 2
-json=$(python3 "$tool" --json 2) || fail "--json failed"
+json=$(python3 "$tool" --json 3) || fail "--json failed"
 echo "$json" | python3 -c '
 import json, sys
 doc = json.load(sys.stdin)

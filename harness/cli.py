@@ -164,6 +164,8 @@ def _write_baseline(results, problems):
     # One run cannot show that a test is no longer flaky.
     results = {n: "flaky" if old.get(n, ("",))[0] == "flaky" else r
                for n, r in results.items()}
+    # The base cannot run the variants (PROGRAM@auto): keep their entries.
+    results.update({n: r for n, (r, _) in old.items() if "@" in n})
     conf = deps.read_base_conf()
     header = [
         "Results of the kselftest cgroup suite on the unpatched base",

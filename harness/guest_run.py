@@ -120,7 +120,7 @@ def load_baseline(programs=()):
     if not programs:
         return base
     return {name: r for name, r in base.items()
-            if name.split(":")[0] in programs}
+            if tap.plain_name(name.split(":")[0]) in programs}
 
 
 def _load_baseline():

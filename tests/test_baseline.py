@@ -113,3 +113,33 @@ class VariantTest(unittest.TestCase):
             "t_core": "pass", "t_mem@auto": "pass"})
         self.assertEqual(cmp.regressions,
                          [("t_mem@auto:low", "pass", "missing")])
+
+
+class ReportTest(unittest.TestCase):
+    def test_failures_come_last(self):
+        base = baseline.parse("t_a pass\nt_b fail known\n")
+        cmp = baseline.compare(base, {"t_a": "fail", "t_b": "fail",
+                                      "t_new": "pass", "t_bad": "fail"})
+        lines = baseline.report(cmp).splitlines()
+        self.assertTrue(lines[0].startswith("new test"))
+        self.assertEqual(lines[-2:], [
+            "FAILED (not in the baseline, so it must pass): t_bad: fail",
+            "REGRESSION: t_a: pass on the base, fail now"])
+
+
+class VariantEntryTest(unittest.TestCase):
+    base = baseline.parse("t_mem pass\nt_mem:sock pass\n"
+                          "t_mem@auto:sock flaky seen failing once\n")
+
+    def test_own_entry_overrides_the_program(self):
+        cmp = baseline.compare(self.base, {
+            "t_mem": "pass", "t_mem:sock": "pass", "t_mem@auto": "pass",
+            "t_mem@auto:sock": "fail"})
+        self.assertEqual(cmp.regressions, [])
+        self.assertEqual(cmp.flaky_failures, [("t_mem@auto:sock", "fail")])
+
+    def test_own_entry_ignored_when_the_variant_did_not_run(self):
+        cmp = baseline.compare(self.base, {"t_mem": "pass",
+                                           "t_mem:sock": "pass"})
+        self.assertEqual(cmp.regressions, [])
+        self.assertEqual(cmp.flaky_failures, [])
