@@ -323,6 +323,32 @@ SCENARIOS = {s.name: s for s in [
         "worker has given up, its runs, give-ups and CPU time are counted "
         "for 60 s."),
     Scenario(
+        "tenant", "A tenant's worst setting",
+        [(False, ["off", "auto", "pct-0.02-0.01"])], 3,
+        [("bystander_ops_per_s", "bystanders' work (all vCPUs)",
+          "batches/s"),
+         ("tenant_mib_per_s", "tenant's read throughput", "MiB/s"),
+         ("tenant_cpu_s", "CPU charged to the tenant's cgroup", "s"),
+         ("worker_cpu_s", "worker CPU for the tenant (not charged to it)",
+          "s"),
+         ("worker_cpu_pct", "worker CPU", "% of all vCPUs"),
+         ("cpu_s", "guest CPU", "s"),
+         ("pgscan_direct", "pgscan_direct", "pages"),
+         ("pgsteal_bgreclaim", "pgsteal_bgreclaim", "pages"),
+         ("bgreclaim_runs", "worker runs", "runs")],
+        [Target("pct-0.02-0.01: bystanders keep at least 95% of the "
+                "work they get when the tenant's reclaim is off",
+                "bystander_ops_per_s", "pct-0.02-0.01", "off", 0.95,
+                at_most=False),
+         Target("auto: bystanders keep at least 95% of off's work",
+                "bystander_ops_per_s", "auto", "off", 0.95,
+                at_most=False)],
+        "A tenant cgroup (memory.max = 64 MiB) reads a 128 MiB file over "
+        "and over for 20 s while one CPU-bound bystander per vCPU, outside "
+        "it, counts loop batches.  Variants are the tenant's "
+        "memory.reclaim_wmarks: off, auto, and high=0.02% low=0.01%, the "
+        "most aggressive setting the grammar accepts."),
+    Scenario(
         "many", "Many cgroups",
         [(False, ["pct-50-40"])], 2,
         [("max_concurrent_runs", "most runs in flight", "runs"),

@@ -5,6 +5,7 @@ prints itself, nested behind "# ", gives one result per subtest, named
 "program:subtest".  Results are 'pass', 'fail' or 'skip'."""
 
 import re
+import time
 
 _RESULT = re.compile(r"^(not ok|ok)\s+\d+\s*(.*)$")
 _PROGRAM = re.compile(r"^selftests:\s*\S+:\s*(\S+)")
@@ -103,9 +104,11 @@ class LiveReport:
     subtest ended, marking the failures the base has too.  The raw TAP is
     kept in the run directory."""
 
-    def __init__(self, expected):
+    def __init__(self, expected, clock=time.monotonic):
         self.expected = expected    # baseline: name -> (result, reason)
+        self.clock = clock
         self.program = None
+        self.started = None
 
     def _verdict(self, name, result):
         if result != "fail":
@@ -126,6 +129,7 @@ class LiveReport:
             m = _PROGRAM.match(inner)
             if m:
                 self.program = m.group(1)
+                self.started = self.clock()
                 return f"running {self.program}"
             m = _RESULT.match(inner)
             if m and self.program:
@@ -139,5 +143,8 @@ class LiveReport:
             return None
         result, desc = _classify(m.group(1), m.group(2))
         pm = _PROGRAM.match(desc)
+        verdict = self._verdict(pm.group(1) if pm else desc, result)
+        if self.program and self.started is not None:
+            verdict += f" [{self.clock() - self.started:.0f}s]"
         self.program = None
-        return self._verdict(pm.group(1) if pm else desc, result)
+        return verdict

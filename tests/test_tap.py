@@ -113,7 +113,8 @@ class LiveReportTest(unittest.TestCase):
                 "test_memcontrol": ("flaky", "")}
 
     def report(self, lines):
-        live = tap.LiveReport(self.EXPECTED)
+        ticks = iter(range(0, 1000, 10))
+        live = tap.LiveReport(self.EXPECTED, clock=lambda: next(ticks))
         return [s for s in map(live.line, lines) if s is not None]
 
     def test_known_failures_are_marked(self):
@@ -124,7 +125,7 @@ class LiveReportTest(unittest.TestCase):
             "not ok 1 selftests: cgroup: test_kmem # exit=1",
         ]), ["running test_kmem",
              "  test_kmem:test_kmem_basic: fail, as on the base (fail there)",
-             "test_kmem: fail, as on the base (fail there)"])
+             "test_kmem: fail, as on the base (fail there) [10s]"])
 
     def test_regressions_stand_out(self):
         self.assertEqual(self.report([
@@ -137,9 +138,9 @@ class LiveReportTest(unittest.TestCase):
         ]), ["running test_memcontrol",
              "  test_memcontrol:test_memcg_low: FAILED (pass on the base)",
              "  test_memcontrol:test_memcg_brand_new: FAILED (new test)",
-             "test_memcontrol: fail, as on the base (flaky there)",
+             "test_memcontrol: fail, as on the base (flaky there) [10s]",
              "running test_new",
-             "test_new: skip"])
+             "test_new: skip [10s]"])
 
     def test_other_output_is_not_reported(self):
         self.assertEqual(self.report(["guest: 2 CPUs", "[ 1.0] ok 1 x",

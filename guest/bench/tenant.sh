@@ -1,0 +1,58 @@
+# What the worst watermarks a tenant can write cost everyone else: the
+# tenant streams page cache through its cgroup (memory.max 64 MiB, a file
+# twice that, read over and over) while one CPU-bound bystander per vCPU,
+# outside the tenant's cgroup, counts how much work it gets done.  The
+# variants are the tenant's setting: "off", "auto", and the most
+# aggressive one the grammar accepts, pct-0.02-0.01 (high=0.02%
+# low=0.01%: the worker is due whenever the tenant holds more than 13 KiB,
+# and reclaims everything it reads).
+
+TENANT_MAX=$((64 << 20))
+TENANT_FILE_MIB=128
+TENANT_SECONDS=20
+
+scenario_setup() {
+	dd if=/dev/zero of="$SCRATCH/tenant.dat" bs=1M \
+		count="$TENANT_FILE_MIB" status=none && sync
+}
+
+trial() {
+	local variant=$1 cpu0 start wall i total=0 ops
+	fresh_cgroup || return 1
+	echo "$TENANT_MAX" > "$BENCH_CG/memory.max"
+	echo 3 > /proc/sys/vm/drop_caches
+	set_variant "$BENCH_CG" "$variant" "$TENANT_MAX" || return 1
+	rm -f "$SCRATCH"/spin.* "$SCRATCH/tenant.passes"
+	touch "$SCRATCH/tenant.passes"
+	cpu0=$(cpu_ticks)
+	start=$(now)
+	# One line in tenant.passes per 16 MiB read.
+	run_in "$BENCH_CG" sh -c 'while :; do
+		for skip in $(seq 0 16 $(($3 - 16))); do
+			dd if="$1" of=/dev/null bs=1M count=16 skip=$skip \
+				status=none && echo >> "$2"
+		done
+	done' sh "$SCRATCH/tenant.dat" "$SCRATCH/tenant.passes" "$TENANT_FILE_MIB"
+	local tenant=${WORKLOAD_PIDS[0]}
+	WORKLOAD_PIDS=()
+	for i in $(seq "$(nproc)"); do
+		"$BIN/spin" "$TENANT_SECONDS" > "$SCRATCH/spin.$i" &
+		WORKLOAD_PIDS+=($!)
+	done
+	wait_workload || return 1
+	wall=$(elapsed "$start")
+	echo 1 > "$BENCH_CG/cgroup.kill"
+	wait "$tenant" 2> /dev/null
+	stop_reclaimer
+	for i in $(seq "$(nproc)"); do
+		ops=$(cat "$SCRATCH/spin.$i")
+		total=$(echo "$total + $ops" | bc -l)
+	done
+	echo "bystander_ops_per_s $total"
+	echo "tenant_mib_per_s $(echo "$(wc -l < "$SCRATCH/tenant.passes") * 16 / $wall" | bc -l)"
+	echo "tenant_cpu_s $(echo "$(cpu_stat_of "$BENCH_CG" usage_usec) / 1000000" | bc -l)"
+	echo "worker_cpu_s $(echo "$(stat_of "$BENCH_CG" bgreclaim_cpu_usec) / 1000000" | bc -l)"
+	echo "worker_cpu_pct $(echo "$(stat_of "$BENCH_CG" bgreclaim_cpu_usec) / ($wall * $(nproc) * 10000)" | bc -l)"
+	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
+	reclaim_counters "$BENCH_CG"
+}
