@@ -53,9 +53,24 @@ def find_splats(text):
     return splats
 
 
+# What differs between repeats of one splat: the CPU and task it hit.
+_REPEAT_NOISE = re.compile(r"CPU: \d+ PID: \d+ |(?<=INFO: task )\S+ ")
+
+
 def format_splats(splats):
-    out = []
+    """Each distinct splat once, in order of first appearance, with its
+    context and how often it repeated: a WARN_ON on a hot path must not
+    bury the report under thousands of copies."""
+    groups = {}
     for kind, first, context in splats:
-        out.append(f"kernel splat ({kind}): {first}")
+        key = (kind, _REPEAT_NOISE.sub("", first))
+        if key in groups:
+            groups[key][2] += 1
+        else:
+            groups[key] = [first, context, 1]
+    out = []
+    for (kind, _), (first, context, count) in groups.items():
+        times = f" ({count} times)" if count > 1 else ""
+        out.append(f"kernel splat ({kind}){times}: {first}")
         out.extend("    " + c for c in context[1:])
     return "\n".join(out)

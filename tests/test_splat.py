@@ -70,6 +70,18 @@ class FindSplatsTest(unittest.TestCase):
         out = splat.format_splats(splat.find_splats(text))
         self.assertIn("kernel splat (WARNING): WARNING: CPU: 0", out)
 
+    def test_format_counts_repeats_once(self):
+        text = "".join(
+            f"[    {i}.000000] WARNING: CPU: {i % 2} PID: {100 + i} at "
+            "mm/x.c:1 f+0x1/0x2\n" for i in range(1, 6))
+        text += "[    9.000000] WARNING: CPU: 0 PID: 7 at mm/y.c:2 g+0x1/0x2\n"
+        out = splat.format_splats(splat.find_splats(text)).splitlines()
+        heads = [line for line in out if line.startswith("kernel splat")]
+        self.assertEqual(len(heads), 2)
+        self.assertIn("(5 times): WARNING: CPU: 1 PID: 101 at mm/x.c:1",
+                      heads[0])
+        self.assertIn("WARNING: CPU: 0 PID: 7 at mm/y.c:2", heads[1])
+
 
 if __name__ == "__main__":
     unittest.main()
