@@ -324,7 +324,8 @@ SCENARIOS = {s.name: s for s in [
         "for 60 s."),
     Scenario(
         "tenant", "A tenant's worst setting",
-        [(False, ["off", "auto", "pct-0.02-0.01"])], 3,
+        [(False, ["off", "auto", "pct-0.02-0.01",
+                  "pct-0.02-0.01+nobudget"])], 3,
         [("bystander_ops_per_s", "bystanders' work (all vCPUs)",
           "batches/s"),
          ("tenant_mib_per_s", "tenant's read throughput", "MiB/s"),
@@ -336,10 +337,14 @@ SCENARIOS = {s.name: s for s in [
          ("pgscan_direct", "pgscan_direct", "pages"),
          ("pgsteal_bgreclaim", "pgsteal_bgreclaim", "pages"),
          ("bgreclaim_runs", "worker runs", "runs")],
-        [Target("pct-0.02-0.01: bystanders keep at least 95% of the "
-                "work they get when the tenant's reclaim is off",
+        [Target("pct-0.02-0.01 (default CPU budget): bystanders keep at "
+                "least 95% of the work they get when the tenant's reclaim "
+                "is off",
                 "bystander_ops_per_s", "pct-0.02-0.01", "off", 0.95,
                 at_most=False),
+         Bound("pct-0.02-0.01: the worker stops at the default budget, "
+               "10% of one CPU (5% of two vCPUs), give or take a batch",
+               "worker_cpu_pct", "pct-0.02-0.01", 5.5),
          Target("auto: bystanders keep at least 95% of off's work",
                 "bystander_ops_per_s", "auto", "off", 0.95,
                 at_most=False)],
@@ -347,7 +352,9 @@ SCENARIOS = {s.name: s for s in [
         "and over for 20 s while one CPU-bound bystander per vCPU, outside "
         "it, counts loop batches.  Variants are the tenant's "
         "memory.reclaim_wmarks: off, auto, and high=0.02% low=0.01%, the "
-        "most aggressive setting the grammar accepts."),
+        "most aggressive setting the grammar accepts, with the default CPU "
+        "budget for background reclaim (10% of one CPU) and with none "
+        "(+nobudget: memory.reclaim_wmarks.budget = max)."),
     Scenario(
         "many", "Many cgroups",
         [(False, ["pct-50-40"])], 2,

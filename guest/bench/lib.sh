@@ -44,8 +44,12 @@ auto_gap() {
 # travel on the guest's command line).
 RECLAIMER_PID=
 set_variant() {
-	local cg=$1 variant=$2 limit=$3
+	local cg=$1 variant=${2%+nobudget} limit=$3
 	RECLAIMER_PID=
+	# VARIANT+nobudget: VARIANT with no CPU budget for background reclaim.
+	if [ "$variant" != "$2" ]; then
+		echo max > "$cg/memory.reclaim_wmarks.budget" || return 1
+	fi
 	case $variant in
 	off | base) ;;
 	userspace)
