@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Fuzz memory.reclaim_wmarks in the guest against a reference grammar.
+"""Fuzz memory.reclaim_wmarks and memory.reclaim_wmarks.budget in the
+guest against reference grammars.
 
 usage: fuzz_wmarks.py CGROUP_DIR COUNT SEED
 
-Writes COUNT random and adversarial inputs (huge numbers, negative values,
-percent overflow, 100.001%, empty, whitespace, NUL bytes, very long writes,
-repeated and unknown keys, partial writes) with write(2).  Each input the
+Writes COUNT random and adversarial inputs to each file (huge numbers,
+negative values, percent overflow, 100.001%, empty, whitespace, NUL bytes,
+very long writes, repeated and unknown keys, partial writes; for the
+budget, values and periods around their bounds) with write(2).  Each input the
 reference parser below rejects must fail with EINVAL and leave what the
 file reads back unchanged; each it accepts must succeed and read back in
 canonical form.  Two kinds of write never reach the file's handler, as for
@@ -26,6 +28,9 @@ U64_MAX = (1 << 64) - 1
 WRITE_MAX = 4096
 SUFFIX = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 PERCENT = re.compile(r"([0-9]+)(?:\.([0-9]{1,2}))?%")
+DIGITS = re.compile(r"[0-9]+")
+# memory.reclaim_wmarks.budget, in microseconds.
+PERIOD_MIN, PERIOD_MAX, BUDGET_MIN = 1000, 1000000, 1000
 BYTES = re.compile(r"([0-9]+)([KMGTkmgt]?)")
 
 
@@ -59,7 +64,7 @@ def fmt_pct(val):
     return f"{whole}.{frac:02d}%"
 
 
-def reference(data):
+def reference(data, before):
     """What memory.reclaim_wmarks should read back after `data` is
     written, or None when the write must fail with EINVAL."""
     if data.endswith(b"\n"):
@@ -90,6 +95,32 @@ def reference(data):
     if hkind == "pct":
         return f"high={fmt_pct(high)} low={fmt_pct(low)}"
     return f"high={high} low={low}"
+
+
+def budget_reference(data, before):
+    """The same for memory.reclaim_wmarks.budget, which reads `before`:
+    "$BUDGET $PERIOD" or "$BUDGET" (keeping the period), $BUDGET "max"
+    or at least 1000 us (and no more in ns than a u64 holds), $PERIOD
+    1000 to 1000000 us."""
+    if data.endswith(b"\n"):
+        data = data[:-1]
+    try:
+        parts = data.decode("ascii").split(" ")
+    except UnicodeDecodeError:
+        return None
+    if len(parts) > 2:
+        return None
+    budget = parts[0]
+    period = parts[1] if len(parts) == 2 else before.split(" ")[1]
+    if not DIGITS.fullmatch(period) or not (
+            PERIOD_MIN <= int(period) <= PERIOD_MAX):
+        return None
+    if budget == "max":
+        return f"max {int(period)}"
+    if not DIGITS.fullmatch(budget) or not (
+            BUDGET_MIN <= int(budget) <= U64_MAX // 1000):
+        return None
+    return f"{int(budget)} {int(period)}"
 
 
 def number(rng):
@@ -160,6 +191,36 @@ def candidate(rng):
     return text.encode()
 
 
+def budget_candidate(rng):
+    """One input for the budget file, mostly around its bounds."""
+    kind = rng.randrange(8)
+    if kind == 0:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 30)))
+    if kind == 1:
+        return rng.choice([b"", b"\n", b" ", b"max", b"max\n", b"MAX",
+                           b"max max", b"max  100000", b" max", b"max ",
+                           b"10000\t100000", b"10000 100000\n\n",
+                           b"10000\0 100000", b"1" * 5000, b"-1 100000",
+                           b"1e4 100000", b"10ms 100ms"])
+
+    def num():
+        return rng.choice([
+            str(rng.randrange(0, 2000000)), "max", "999", "1000", "1001",
+            "999999", "1000000", "1000001", "0", "0001000",
+            str(U64_MAX // 1000), str(U64_MAX // 1000 + 1), str(U64_MAX),
+            number(rng)])
+    text = num() if kind == 2 else num() + rng.choice(
+        [" "] * 8 + ["  ", "\t", ""]) + num()
+    text += rng.choice([""] * 6 + ["\n", " ", "x"])
+    return text.encode()
+
+
+# The files fuzzed, with their reference parsers and input generators.
+FILES = [("memory.reclaim_wmarks", reference, candidate),
+         ("memory.reclaim_wmarks.budget", budget_reference,
+          budget_candidate)]
+
+
 def read_back(path):
     with open(path, encoding="ascii") as f:
         return f.read().rstrip("\n")
@@ -184,20 +245,13 @@ def loud_kernel_lines():
     return res.stdout.splitlines()
 
 
-def main(argv):
-    sys.set_int_max_str_digits(0)   # numbers may be a page long
-    if len(argv) != 4:
-        print(__doc__, file=sys.stderr)
-        return 2
-    cgroup, count, seed = argv[1], int(argv[2]), int(argv[3])
-    path = os.path.join(cgroup, "memory.reclaim_wmarks")
-    rng = random.Random(seed)
-    loud_before = len(loud_kernel_lines())
+def fuzz_file(path, ref, gen, count, rng):
+    """Write `count` inputs from `gen`; None, or the first mismatch."""
     accepted = rejected = too_long = 0
     for i in range(count):
-        data = candidate(rng)
+        data = gen(rng)
         before = read_back(path)
-        want = reference(data) if len(data) <= WRITE_MAX else None
+        want = ref(data, before) if len(data) <= WRITE_MAX else None
         err = write(path, data)
         after = read_back(path)
         if not data:
@@ -213,19 +267,35 @@ def main(argv):
             ok = err == 0 and after == want
             accepted += 1
         if not ok:
-            print(f"fuzz: MISMATCH at input {i}: {data[:200]!r}: errno "
-                  f"{err}, read back {after!r} (before {before!r}), "
-                  f"expected {want!r}")
+            return (f"fuzz: MISMATCH in {os.path.basename(path)} at input "
+                    f"{i}: {data[:200]!r}: errno {err}, read back "
+                    f"{after!r} (before {before!r}), expected {want!r}")
+    print(f"fuzz: {os.path.basename(path)}: {count} inputs: {accepted} "
+          f"accepted, {rejected} rejected (EINVAL, or ignored when empty) "
+          f"and {too_long} longer than a page refused with E2BIG, the "
+          "configuration unchanged by each")
+    return None
+
+
+def main(argv):
+    sys.set_int_max_str_digits(0)   # numbers may be a page long
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cgroup, count, seed = argv[1], int(argv[2]), int(argv[3])
+    rng = random.Random(seed)
+    loud_before = len(loud_kernel_lines())
+    for name, ref, gen in FILES:
+        problem = fuzz_file(os.path.join(cgroup, name), ref, gen, count, rng)
+        if problem:
+            print(problem)
             return 1
     loud = loud_kernel_lines()[loud_before:]
     if loud:
         print("fuzz: the kernel logged at warning level or above:")
         print("\n".join(loud))
         return 1
-    print(f"fuzz: {count} inputs (seed {seed}): {accepted} accepted, "
-          f"{rejected} rejected (EINVAL, or ignored when empty) and "
-          f"{too_long} longer than a page refused with E2BIG, the "
-          "configuration unchanged by each")
+    print(f"fuzz: {count * len(FILES)} inputs in all (seed {seed})")
     return 0
 
 
