@@ -1,8 +1,9 @@
 #!/bin/bash
 # Live demonstration inside the VM: the same allocation-heavy workload in a
 # memory cgroup under memory.high, once with background reclaim off and,
-# when the kernel has it, once with memory.reclaim_wmarks=auto; sampled
-# once a second, then compared side by side.
+# when the kernel has it, with memory.reclaim_wmarks=auto, within the
+# default CPU budget for background reclaim and without one; sampled once
+# a second, then compared side by side.
 # usage: demo.sh RESULTS_DIR MEMHOG
 set -u
 results=$1 memhog=$2
@@ -14,16 +15,17 @@ stat_of() { awk -v k="$2" '$1 == k {print $2; f=1} END {if (!f) print "-"}' "$1/
 event_of() { awk -v k="$2" '$1 == k {print $2}' "$1/memory.events"; }
 psi_total() { sed -n "s/^$2 .*total=\([0-9]*\).*/\1/p" "$1/memory.pressure"; }
 
-# run_case NAME WMARKS: run the workload in cgroup NAME, leave its
-# figures in $SCRATCH/NAME.summary as "key value" lines.
+# run_case NAME WMARKS [BUDGET]: run the workload in cgroup NAME, leave
+# its figures in $SCRATCH/NAME.summary as "key value" lines.
 run_case() {
-	local name=$1 wmarks=$2 cg=/sys/fs/cgroup/$1 t=0 i start end
+	local name=$1 wmarks=$2 budget=${3:-} cg=/sys/fs/cgroup/$1 t=0 i start end
 	mkdir -p "$cg"
 	echo "$HIGH" > "$cg/memory.high"
 	[ "$wmarks" = - ] || echo "$wmarks" > "$cg/memory.reclaim_wmarks"
+	[ -z "$budget" ] || echo "$budget" > "$cg/memory.reclaim_wmarks.budget"
 	echo "demo: cgroup $name: memory.high=$HIGH," \
-		"memory.reclaim_wmarks=$wmarks, $NPROC processes x ${MIB_EACH} MiB" \
-		"x $PASSES passes, swap on zswap"
+		"memory.reclaim_wmarks=$wmarks${budget:+, memory.reclaim_wmarks.budget=$budget}," \
+		"$NPROC processes x ${MIB_EACH} MiB x $PASSES passes, swap on zswap"
 	start=$(date +%s.%N)
 	for i in $(seq "$NPROC"); do
 		sh -c 'echo $$ > "$1/cgroup.procs"; exec "$2" "$3" 2 "$4"' \
@@ -49,7 +51,8 @@ run_case() {
 		echo "high_events $(event_of "$cg" high)"
 		for k in pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd \
 			pgscan_bgreclaim pgsteal_bgreclaim bgreclaim_runs \
-			bgreclaim_giveups bgreclaim_cpu_usec; do
+			bgreclaim_giveups bgreclaim_cpu_usec \
+			bgreclaim_budget_exhausted; do
 			echo "$k $(stat_of "$cg" "$k")"
 		done
 		echo "psi_some_us $(psi_total "$cg" some)"
@@ -67,7 +70,9 @@ run_case() {
 guest_setup || { guest_finish "$results" 1; exit 1; }
 echo Y > /sys/module/zswap/parameters/enabled 2>/dev/null
 mkdir -p /sys/fs/cgroup/probe
-if [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks ]; then
+if [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks.budget ]; then
+	cases="off auto nobudget"
+elif [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks ]; then
 	cases="off auto"
 else
 	cases=off
@@ -76,7 +81,11 @@ else
 fi
 rmdir /sys/fs/cgroup/probe
 for c in $cases; do
-	if [ "$c" = off ]; then run_case off -; else run_case "$c" "$c"; fi
+	case $c in
+	off) run_case off - ;;
+	auto) run_case auto auto ;;
+	nobudget) run_case nobudget auto max ;;
+	esac
 done
 
 echo "demo: side by side (2 MiB chunk latencies are the worst process's):"
