@@ -254,14 +254,16 @@ SCENARIOS = {s.name: s for s in [
         "with the watermarks auto would choose."),
     Scenario(
         "stream", "Streaming page cache",
-        [(False, ["off", "userspace"] + BG)], 3,
+        [(False, ["off", "userspace"] + BG
+          + [v + "+nobudget" for v in BG])], 3,
         [("wall_s", "wall time", "s"), ("mib_per_s", "throughput", "MiB/s"),
          ("reader_system_s", "reader system time", "s"),
          ("cpu_s", "guest CPU", "s"),
          ("pgscan_direct", "pgscan_direct", "pages"),
          ("pgscan_bgreclaim", "pgscan_bgreclaim", "pages"),
-         ("max_events", "memory.max events", "events")],
-        [t for v in BG for t in (
+         ("max_events", "memory.max events", "events"),
+         ("bgreclaim_cpu_usec", "worker CPU", "us")],
+        [t for v in BG + [b + "+nobudget" for b in BG] for t in (
             Target(f"{v}: direct-reclaim scans at most 1% of off's",
                    "pgscan_direct", v, "off", 0.01),
             Target(f"{v}: throughput at least off's",
@@ -269,7 +271,9 @@ SCENARIOS = {s.name: s for s in [
             Target(f"{v}: reader system time at most off's",
                    "reader_system_s", v, "off", 1.0))],
         "dd streams a 512 MiB file (8x memory.max = 64 MiB) from the ext4 "
-        "scratch disk with a cold page cache."),
+        "scratch disk with a cold page cache.  The background reclaim "
+        "variants run with the default CPU budget (10% of one CPU) and, "
+        "as +nobudget, with none."),
     Scenario(
         "isolation", "Isolation",
         [(False, ["alone", "off", "userspace", "auto"])], 3,
