@@ -89,11 +89,11 @@ for c in $cases; do
 done
 
 echo "demo: side by side (2 MiB chunk latencies are the worst process's):"
-printf 'demo: | %-20s |' metric
+printf 'demo: | %-26s |' metric
 for c in $cases; do printf ' %14s |' "$c"; done
 echo
 for k in $(awk '{print $1}' "$SCRATCH/off.summary"); do
-	printf 'demo: | %-20s |' "$k"
+	printf 'demo: | %-26s |' "$k"
 	for c in $cases; do
 		printf ' %14s |' "$(awk -v k="$k" '$1 == k {print $2}' "$SCRATCH/$c.summary")"
 	done
