@@ -164,11 +164,15 @@ def well_formed(rng, keys):
     return (text + rng.choice(["", "\n"])).encode()
 
 
+def random_bytes(rng, longest):
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(0, longest)))
+
+
 def candidate(rng):
     """One input: mostly near the grammar, sometimes far from it."""
     kind = rng.randrange(10)
     if kind == 0:
-        return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+        return random_bytes(rng, 40)
     if kind == 1:
         return rng.choice([b"", b"\n", b" ", b"\t", b"off ", b" off",
                            b"auto\n\n", b"OFF", b"off\0", b"a" * 5000,
@@ -195,7 +199,7 @@ def budget_candidate(rng):
     """One input for the budget file, mostly around its bounds."""
     kind = rng.randrange(8)
     if kind == 0:
-        return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 30)))
+        return random_bytes(rng, 30)
     if kind == 1:
         return rng.choice([b"", b"\n", b" ", b"max", b"max\n", b"MAX",
                            b"max max", b"max  100000", b" max", b"max ",
