@@ -64,7 +64,8 @@ dying() {
 # cgroups stay pinned by things the base kernel releases lazily: page cache
 # (reclaimed here), inodes attached to their writeback domain (sync and
 # drop the inode cache) and swap slots parked in per-CPU caches (swapoff and
-# swapon drains them); all three are released before judging.
+# swapon drains them); all three are released before judging.  (Zombies
+# pin them too: guest/reap.py reaps the orphans the guest's init leaves.)
 settle() {
 	local now begins ends i
 	wait 2>/dev/null
@@ -89,6 +90,12 @@ settle() {
 	if [ "$now" -gt "$DYING_BEFORE" ]; then
 		echo $((now - DYING_BEFORE)) > "$EXTRA"
 		echo "stress: $((now - DYING_BEFORE)) more dying cgroups than before the phase"
+		# The parent has no live children now: what its hierarchical
+		# counters still hold is what pins the dying ones.
+		echo "stress: still charged below $PARENT:" $(awk '$2 != 0 &&
+			$1 ~ /^(anon|file|kernel|kernel_stack|pagetables|sock|shmem|slab|percpu|swapcached)$/' \
+			"$PARENT/memory.stat") "swap $(cat "$PARENT/memory.swap.current");" \
+			"zombie processes: $(ps -eo stat= | grep -c '^Z')"
 		return 2
 	fi
 }

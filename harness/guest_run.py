@@ -61,7 +61,7 @@ PROFILES = {
     # series' own tests, the memcg tests nearest to it, and the stress
     # phases.
     "subset": Profile(["test_bgreclaim", "test_memcontrol", "test_core"],
-                      1500, 50, 10),
+                      1500, 30, 10),
     # The long run (`make stress`).
     "stress": Profile(["test_bgreclaim"], 50000, 2000, 60),
 }

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import time
 
-from .common import HarnessError, log, run
+from .common import GUEST, HarnessError, log, run
 from .deps import VNG, venv_env
 
 SCRATCH_SIZE = "3G"
@@ -63,7 +63,10 @@ def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
     for disk in disks:
         cmd += ["--disk", disk]
     cmd += ["--append", "panic_on_warn=0 hung_task_timeout_secs=60"]
-    cmd += ["--exec", " ".join(command)]
+    # Under a subreaper: the guest's init leaves orphans as zombies, which
+    # keep their dead cgroups alive.
+    cmd += ["--exec", " ".join(["python3", os.path.join(GUEST, "reap.py")]
+                               + command)]
     log(f"booting {os.path.relpath(kernel)} ({cpus} vCPUs, {memory})")
     console_path = os.path.join(rundir, "console.log")
     start = time.monotonic()
