@@ -435,7 +435,8 @@ def scenario_parameters(name):
     return params
 
 
-def environment(variant_cfg):
+def environment(scenario, variant_cfg):
+    """What a run of SCENARIO on the VARIANT_CFG kernel ran on and with."""
     conf = deps.read_base_conf()
     cfg = os.path.join(build.outdir(variant_cfg), ".config")
     with open(cfg, "rb") as f:
@@ -450,6 +451,8 @@ def environment(variant_cfg):
         "VM: QEMU TCG (no KVM), 2 vCPUs, 4 GiB, 1 GiB swap disk, "
         "ext4 scratch disk, virtme-ng",
         f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        "parameters: `" + "`, `".join(scenario_parameters(scenario.name))
+        + "`",
     ]
 
 
@@ -492,9 +495,7 @@ def render_report(scenario, stats, trials, env, problems):
         lines += ["", "## Problems during the run", ""]
         lines += [f"- {p}" for p in problems]
     lines += ["", "## Environment", ""] + [f"- {e}" for e in env]
-    lines += ["- parameters: `" + "`, `".join(
-        scenario_parameters(scenario.name)) + "`",
-        f"- plot: ![{scenario.title}]({scenario.name}.png)", ""]
+    lines += [f"- plot: ![{scenario.title}]({scenario.name}.png)", ""]
     return "\n".join(lines), verdicts
 
 
@@ -527,27 +528,37 @@ def write_plot(scenario, stats, out):
         os.remove(spec_path)
 
 
-def load_trials(scenario):
-    """The trials of the scenario's last run, from results/NAME/."""
-    path = os.path.join(RESULTS, scenario.name, "trials.jsonl")
-    if not os.path.exists(path):
-        raise HarnessError(f"no {os.path.relpath(path)}: run the scenario "
-                           "first")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+def load_run(scenario):
+    """(trials, environment, problems) of the scenario's last run, as
+    report() saved them in results/NAME/."""
+    outdir = os.path.join(RESULTS, scenario.name)
+    paths = [os.path.join(outdir, f) for f in ("trials.jsonl", "run.json")]
+    for path in paths:
+        if not os.path.exists(path):
+            raise HarnessError(f"no {os.path.relpath(path)}: run the "
+                               "scenario first")
+    with open(paths[0], encoding="utf-8") as f:
+        trials = [json.loads(line) for line in f if line.strip()]
+    with open(paths[1], encoding="utf-8") as f:
+        run_info = json.load(f)
+    return trials, run_info["environment"], run_info["problems"]
 
 
-def report(scenario, trials, variant_cfg, problems):
-    """Write results/NAME/; return the verdicts (True, False or None)."""
+def report(scenario, trials, env, problems):
+    """Write results/NAME/: the trials with the run's environment and
+    problems (so that the report can be rewritten from them alone), the
+    report and its plot.  Return the verdicts (True, False or None)."""
     outdir = os.path.join(RESULTS, scenario.name)
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "trials.jsonl"), "w",
               encoding="utf-8") as f:
         for t in trials:
             f.write(json.dumps(t, sort_keys=True) + "\n")
+    with open(os.path.join(outdir, "run.json"), "w", encoding="utf-8") as f:
+        json.dump({"environment": env, "problems": problems}, f, indent=1)
+        f.write("\n")
     stats = summarize(trials)
-    text, verdicts = render_report(scenario, stats, trials,
-                                   environment(variant_cfg), problems)
+    text, verdicts = render_report(scenario, stats, trials, env, problems)
     with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
     write_plot(scenario, stats, os.path.join(outdir, f"{scenario.name}.png"))

@@ -135,17 +135,19 @@ def cmd_bench(args):
     for name in names:
         scenario = bench.SCENARIOS[name]
         if args.report_only:
-            trials, problems = bench.load_trials(scenario), []
+            trials, env, problems = bench.load_run(scenario)
         else:
             trials, problems = bench.run_scenario(scenario, args.variant,
                                                   args.rounds)
+            env = bench.environment(scenario, args.variant)
         if not trials:
             problems.append("no trial produced results")
         else:
-            bench.report(scenario, trials, args.variant, problems)
+            bench.report(scenario, trials, env, problems)
         for p in problems:
             print(p)
-        failed |= bool(problems)
+        # Rewriting a report does not make its run's problems new.
+        failed |= bool(problems) and not args.report_only
     bench.write_index()
     return 1 if failed else 0
 
@@ -226,8 +228,9 @@ def main(argv=None):
     p.add_argument("--rounds", type=int,
                    help="rounds per boot (default: the scenario's)")
     p.add_argument("--report-only", action="store_true",
-                   help="rewrite the reports from results/*/trials.jsonl "
-                   "(after editing a notes.md), without running anything")
+                   help="rewrite the reports from the last run's results/*/"
+                   "trials.jsonl and run.json (after editing a notes.md), "
+                   "without running anything")
     add("bisect", cmd_bisect,
         "build and boot every commit of the series on its own",
         variant=True)

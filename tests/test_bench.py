@@ -1,6 +1,13 @@
+import contextlib
+import io
+import os
+import shutil
+import tempfile
 import unittest
+from unittest import mock
 
 from harness import bench
+from harness.common import HarnessError
 
 TRACE = """\
 # tracer: nop
@@ -88,3 +95,40 @@ class TargetTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReportRoundTripTest(unittest.TestCase):
+    """--report-only rewrites a report from what the run saved, with the
+    run's environment and problems rather than today's."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        patches = [mock.patch.object(bench, "RESULTS", self.tmp),
+                   mock.patch.object(bench, "write_plot",
+                                     lambda *args: None)]
+        for p in patches:
+            p.start()
+            self.addCleanup(p.stop)
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def test_rewritten_report_is_identical(self):
+        scenario = bench.SCENARIOS["backoff"]
+        trials = [{"variant": "auto", "round": 1, "cpu_pct": 0.2},
+                  {"variant": "auto", "round": 2, "cpu_pct": 0.4}]
+        env = ["base: x", "date: 2026-01-01 00:00 UTC"]
+        path = os.path.join(self.tmp, "backoff", "report.md")
+        with contextlib.redirect_stdout(io.StringIO()):
+            bench.report(scenario, trials, env, ["boot 1: a trial failed"])
+            with open(path, encoding="utf-8") as f:
+                first = f.read()
+            self.assertEqual(bench.load_run(scenario),
+                             (trials, env, ["boot 1: a trial failed"]))
+            bench.report(scenario, *bench.load_run(scenario))
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), first)
+        self.assertIn("- date: 2026-01-01 00:00 UTC", first)
+        self.assertIn("- boot 1: a trial failed", first)
+
+    def test_no_saved_run(self):
+        with self.assertRaises(HarnessError):
+            bench.load_run(bench.SCENARIOS["storm"])
