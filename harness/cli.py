@@ -129,7 +129,9 @@ def cmd_bench(args):
                            f"choose from all, {', '.join(bench.SCENARIOS)}")
     if args.rounds is not None and args.rounds < 1:
         raise HarnessError("--rounds must be at least 1")
-    if not args.report_only:
+    if args.report_only:
+        deps.ensure_venv()    # the plots need matplotlib
+    else:
         _prepare(args.variant)
     failed = False
     for name in names:
