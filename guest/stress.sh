@@ -146,20 +146,9 @@ run_phase() {
 }
 
 # Create a cgroup, start filling its page cache past the high watermark,
-# and remove it while its worker is queued or running.
+# and remove it while its worker is queued or running (guest/progs/cgchurn.c).
 churn() {
-	local i cg
-	for i in $(seq "$CYCLES"); do
-		cg=$(child "c$i" 16M "high=50% low=40%") || return 1
-		echo 0 > "$cg/memory.swap.max"
-		run_in "$cg" dd if=/dev/zero of="$DATA/c$i" bs=1M count=24 \
-			status=none
-		sleep "0.0$((RANDOM % 5))"
-		kill_and_remove "$cg" || return 1
-		wait
-		rm -f "$DATA/c$i"
-	done
-	echo "stress: $CYCLES create/remove cycles"
+	"$BIN/cgchurn" "$PARENT" "$DATA" "$CYCLES" "$(wmarks "high=50% low=40%")"
 }
 
 # Rewrite the limits and the watermarks in a tight loop while a writer
