@@ -36,7 +36,7 @@ selftests:             ## cgroup kselftests in a VM, against the baseline
 selftests-debug:       ## the debug kernel (KASAN, lockdep...): series tests, memcg tests, fuzz, stress
 	$(HARNESS) selftests --variant debug --profile subset
 
-stress:                ## the long race/fuzz run on the debug kernel (about 40 minutes)
+stress:                ## the long race/fuzz run on the debug kernel (more than an hour under TCG)
 	$(HARNESS) selftests --variant debug --profile stress
 
 baseline:              ## rewrite baseline/ from a run on the unpatched base

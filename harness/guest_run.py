@@ -7,7 +7,7 @@ from .common import BUILD, GUEST, REPO, TREE, HarnessError, run
 
 BASELINE = os.path.join(REPO, "baseline", "cgroup-selftests.txt")
 TEST_TIMEOUT = 600          # per test program, in the guest (TCG is slow)
-SUITE_TIMEOUT = 2400        # the whole boot
+SUITE_TIMEOUT = 2400        # the whole boot, unless the profile says more
 
 
 def rundir(name):
@@ -44,13 +44,16 @@ def check_guest_log(rdir, console):
 class Profile:
     """What a selftests run covers: the kselftest PROGRAMS (all when
     empty), then, on a kernel with the series, fuzz inputs for
-    memory.reclaim_wmarks and the race stress phases (guest/stress.sh)."""
+    memory.reclaim_wmarks and the race stress phases (guest/stress.sh),
+    all in one boot of at most TIMEOUT seconds."""
 
-    def __init__(self, programs, fuzz_inputs, stress_cycles, stress_seconds):
+    def __init__(self, programs, fuzz_inputs, stress_cycles, stress_seconds,
+                 timeout=SUITE_TIMEOUT):
         self.programs = programs
         self.fuzz_inputs = fuzz_inputs
         self.stress_cycles = stress_cycles
         self.stress_seconds = stress_seconds
+        self.timeout = timeout
 
 
 PROFILES = {
@@ -62,8 +65,9 @@ PROFILES = {
     # phases.
     "subset": Profile(["test_bgreclaim", "test_memcontrol", "test_core"],
                       1500, 30, 10),
-    # The long run (`make stress`).
-    "stress": Profile(["test_bgreclaim"], 50000, 2000, 60),
+    # The long run (`make stress`): on the debug kernel the fuzzer takes
+    # about 10 minutes and each churn cycle over half a second.
+    "stress": Profile(["test_bgreclaim"], 50000, 2000, 60, 4 * 3600),
 }
 
 
@@ -80,7 +84,7 @@ def run_selftests(variant, base=False, profile=PROFILES["full"]):
                        str(profile.fuzz_inputs),
                        str(profile.stress_cycles),
                        str(profile.stress_seconds)] + profile.programs,
-                      timeout=SUITE_TIMEOUT,
+                      timeout=profile.timeout,
                       echo=lambda line: report.line(line) or
                       vm.progress_line(line))
     problems = check_guest_log(rdir, console)
