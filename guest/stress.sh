@@ -90,8 +90,9 @@ settle() {
 	if [ "$now" -gt "$DYING_BEFORE" ]; then
 		echo $((now - DYING_BEFORE)) > "$EXTRA"
 		echo "stress: $((now - DYING_BEFORE)) more dying cgroups than before the phase"
-		# The parent has no live children now: what its hierarchical
-		# counters still hold is what pins the dying ones.
+		# Clues to what pins them: what is still charged below the
+		# parent (it has no live children now) and unreaped zombies.
+		# Charged slab alone does not pin a cgroup; zombies do.
 		echo "stress: still charged below $PARENT:" $(awk '$2 != 0 &&
 			$1 ~ /^(anon|file|kernel|kernel_stack|pagetables|sock|shmem|slab|percpu|swapcached)$/' \
 			"$PARENT/memory.stat") "swap $(cat "$PARENT/memory.swap.current");" \
