@@ -103,6 +103,11 @@ if [ -x cgroup/test_bgreclaim ]; then
 	if [ "$cycles" -gt 0 ]; then
 		bash "$here/stress.sh" "$bin" "$cycles" "$seconds" |
 			tee -a "$results/tap.txt"
+		# A stress script that dies leaves its later phases unreported.
+		status=${PIPESTATUS[0]}
+		[ "$status" -eq 0 ] ||
+			echo "not ok 1 selftests: cgroup: stress # exit=$status" |
+			tee -a "$results/tap.txt"
 	fi
 fi
 guest_finish "$results" "$rc"

@@ -9,13 +9,13 @@
 # usage: stress.sh BIN_DIR CYCLES SECONDS [PHASE...]
 #   CYCLES: create/remove cycles of the churn phases; SECONDS: length of
 #   each timed phase; PHASEs: some of churn rewrite freeze swapoff oom
-#   hotplug (default all).  With STRESS_CONTROL=1 every watermark written
+#   hotplug kswapd (default all).  With STRESS_CONTROL=1 every watermark written
 #   is "off": the same stress without background reclaim, to tell the
 #   series' problems from the base kernel's.
 set -u
 BIN=$1 CYCLES=$2 SECONDS_EACH=$3
 shift 3
-PHASES=${*:-churn rewrite freeze swapoff oom hotplug}
+PHASES=${*:-churn rewrite freeze swapoff oom hotplug kswapd}
 wmarks() { if [ "${STRESS_CONTROL:-0}" = 1 ]; then echo off; else echo "$1"; fi; }
 PARENT=/sys/fs/cgroup/stress
 TRACE=/sys/kernel/tracing
@@ -130,20 +130,27 @@ phase() {
 	fi
 	if [ $rc -eq 0 ]; then
 		echo "ok $n selftests: cgroup: stress-$name"
+	elif [ $rc -eq 3 ]; then
+		echo "ok $n selftests: cgroup: stress-$name # SKIP what it stresses never ran"
 	else
 		echo "not ok $n selftests: cgroup: stress-$name # exit=$rc"
 	fi
 }
 
 # run_phase FUNCTION: 0 when clean, 2 when only dying cgroups are left over
-# (their number in $EXTRA), 1 for anything else.
+# (their number in $EXTRA), 3 when clean but FUNCTION found nothing to
+# stress, 1 for anything else.
 EXTRA=/tmp/stress-extra
 run_phase() {
+	local rc
 	echo > "$TRACE/trace"
 	DYING_BEFORE=$(dying)
 	echo 0 > "$EXTRA"
-	"$1" || return 1
-	settle
+	"$1"
+	rc=$?
+	[ $rc -eq 0 ] || [ $rc -eq 3 ] || return 1
+	settle || return
+	return $rc
 }
 
 # Create a cgroup, start filling its page cache past the high watermark,
@@ -246,6 +253,61 @@ hotplug() {
 	echo "stress: $cycles offline/online cycles of cpu1"
 }
 
+vmstat_of() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+
+# Node reclaim with kswapd's helpers in the pool: most memory is mlocked,
+# tasks in child cgroups rewrite and read files past the rest (writers
+# that wait for writeback leave CPUs idle for helpers, and their dirty
+# pages slow kswapd down), and while kswapd hands their lruvecs to helpers
+# the cgroups are killed and recreated and the pool's bound changes.  Status 3 when the helpers never
+# ran (nothing was tested).
+kswapd_phase() {
+	local pool=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
+	local bound pin pinner i end cycles=0 scanned helped rc=0
+	bound=$(cat "$pool") || return 1
+	for i in 1 2 3; do
+		dd if=/dev/zero of="$DATA/kswapd.$i" bs=1M count=256 status=none ||
+			return 1
+	done
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	pin=$(($(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo) - 300))
+	"$BIN/anonhold" "$pin" mlock &
+	pinner=$!
+	while [ "$(awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo)" -lt "$pin" ]; do
+		kill -0 $pinner || { echo "stress: cannot mlock $pin MiB"; return 1; }
+		sleep 0.5
+	done
+	scanned=$(vmstat_of pgscan_kswapd)
+	helped=$(vmstat_of pgscan_kswapd_helper)
+	end=$((SECONDS + SECONDS_EACH))
+	while [ $SECONDS -lt $end ]; do
+		i=$((cycles % 3 + 1))
+		[ -d "$PARENT/kswapd$i" ] && { kill_and_remove "$PARENT/kswapd$i" || rc=1; }
+		mkdir "$PARENT/kswapd$i" || rc=1
+		run_in "$PARENT/kswapd$i" sh -c 'while :; do
+			dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc status=none
+			dd if="$1" of=/dev/null bs=1M status=none
+		done' sh "$DATA/kswapd.$i"
+		echo $((cycles % 2 + 2)) > "$pool" || rc=1
+		sleep 1
+		cycles=$((cycles + 1))
+	done
+	for i in 1 2 3; do
+		[ -d "$PARENT/kswapd$i" ] && { kill_and_remove "$PARENT/kswapd$i" || rc=1; }
+	done
+	kill $pinner
+	wait $pinner
+	echo "$bound" > "$pool"
+	rm -f "$DATA"/kswapd.*
+	scanned=$(($(vmstat_of pgscan_kswapd) - scanned))
+	helped=$(($(vmstat_of pgscan_kswapd_helper) - helped))
+	echo "stress: $cycles reader restarts; kswapd scanned $scanned pages, its helpers $helped of them"
+	[ $rc -eq 0 ] || return 1
+	[ "$scanned" -gt 0 ] || { echo "stress: kswapd never ran: no node pressure"; return 1; }
+	[ "$helped" -gt 0 ] || return 3
+}
+
 mkdir -p "$PARENT"
 echo +memory > "$PARENT/cgroup.subtree_control"
 trace_events 1
@@ -255,5 +317,6 @@ phase freeze freeze
 phase swapoff swapoff_phase
 phase oom oom
 phase hotplug hotplug
+phase kswapd kswapd_phase
 trace_events 0
 rmdir "$PARENT"

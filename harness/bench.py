@@ -212,13 +212,14 @@ def _fmt(x):
 # --- scenarios -------------------------------------------------------------
 
 class Scenario:
-    """boots: list of (base_kernel, variants); every boot runs `rounds`."""
+    """boots: list of (base_kernel, variants); every boot runs `rounds`
+    on a VM of `cpus` vCPUs."""
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
-                 what):
+                 what, cpus=2):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
-        self.what = what
+        self.what, self.cpus = what, cpus
 
 
 BG = ["auto", "pct-90-80"]
@@ -380,6 +381,44 @@ SCENARIOS = {s.name: s for s in [
         "(clean page cache between the watermarks and the limit, so only "
         "the workers reclaim).  Runs in flight come from the tracepoints "
         "and must never exceed max_active."),
+    Scenario(
+        "kswapd", "kswapd and its helpers in the pool",
+        [(False, ["pool-1", "pool-2", "pool-1+mixed", "pool-2+mixed"])], 3,
+        [("wall_s", "wall time", "s"),
+         ("mib_per_s", "node read throughput", "MiB/s"),
+         ("pgscan_direct", "pgscan_direct (node)", "pages"),
+         ("pgsteal_direct", "pgsteal_direct (node)", "pages"),
+         ("pgsteal_kswapd", "pgsteal_kswapd (with helpers)", "pages"),
+         ("pgsteal_kswapd_helper", "pgsteal_kswapd_helper", "pages"),
+         ("kswapd_cpu_s", "kswapd CPU", "s"),
+         ("helper_cpu_s", "helpers' CPU", "s"),
+         ("pages_per_cpu_s", "kswapd + helpers: pages per CPU-second",
+          "pages/s"),
+         ("spin_ops_per_s", "CPU-bound task's work", "batches/s"),
+         ("hog_helper_cpu_pct", "helpers' CPU for the hog",
+          "% of one CPU"),
+         ("cpu_s", "guest CPU", "s")],
+        [Bound("pool-1: no helper work with the bound at 1",
+               "pgsteal_kswapd_helper", "pool-1", 0),
+         Target("pool-2+mixed: the CPU-bound task keeps at least 95% of "
+                "its work with stock kswapd (pool-1+mixed)",
+                "spin_ops_per_s", "pool-2+mixed", "pool-1+mixed", 0.95,
+                at_most=False),
+         Bound("pool-2+mixed: helpers stop at the hog's CPU budget, 10% "
+               "of one CPU, give or take a batch",
+               "hog_helper_cpu_pct", "pool-2+mixed", 11)],
+        "Most of the guest's memory is mlocked, leaving 900 MiB.  pool-N: "
+        "2 readers, each in its own memory cgroup without limits, stream "
+        "their own 448 MiB file twice from the ext4 scratch disk (1.75 GiB "
+        "through about 700 MiB of page cache), with the background "
+        "reclaim pool's max_active at N; 1 is stock kswapd (no helpers), "
+        "2 is what the default gives an 8-CPU machine (on this VM "
+        "the default is 1).  pool-N+mixed: one reader streams both "
+        "files over and over as a memory hog in one cgroup while a "
+        "CPU-bound task that allocates nothing runs in another for 20 s.  "
+        "No cgroup has watermarks: the pool's only work is kswapd's.  The "
+        "VM has 4 vCPUs (on 2 host cores): with 2, a reader and kswapd "
+        "leave no idle CPU, and kswapd never uses a helper.", cpus=4),
 ]}
 
 
@@ -393,7 +432,7 @@ def _boot(scenario, n, base, variants, rounds, variant_cfg, bindir):
     console = vm.boot(build.kernel_image(variant_cfg, base), rdir,
                       [os.path.join(GUEST, "bench", "run.sh"), rdir, bindir,
                        scenario.name, str(rounds), kernel] + variants,
-                      timeout=BOOT_TIMEOUT)
+                      cpus=scenario.cpus, timeout=BOOT_TIMEOUT)
     problems = guest_run.check_guest_log(rdir, console)
     if guest_run.read_exit_code(rdir) not in (None, "0"):
         problems.append(f"boot {n}: a trial failed; see "
@@ -448,7 +487,8 @@ def environment(scenario, variant_cfg):
         f"harness commit: {_git_head()}",
         f"config: {variant_cfg} (configs/ fragments on tinyconfig), "
         f".config sha256 {cfg_sha}",
-        "VM: QEMU TCG (no KVM), 2 vCPUs, 4 GiB, 1 GiB swap disk, "
+        f"VM: QEMU TCG (no KVM), {scenario.cpus} vCPUs, 4 GiB, "
+        "1 GiB swap disk, "
         "ext4 scratch disk, virtme-ng",
         f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "parameters: `" + "`, `".join(scenario_parameters(scenario.name))

@@ -1,0 +1,139 @@
+# Node reclaim by kswapd and its helpers in the background reclaim pool
+# (the 2018 multiple-kswapd test, scaled to the VM).  Most of the guest's
+# memory is mlocked, so that buffered readers stream more than the rest:
+# kswapd falls behind and tasks reclaim directly.  Variants:
+#   pool-N        KSWAPD_READERS readers, each in its own memory cgroup,
+#                 each stream their own file KSWAPD_PASSES times, with the
+#                 pool's max_active at N (1 is stock kswapd, no helpers);
+#   pool-N+mixed  one such reader as a memory hog in one cgroup, and one
+#                 CPU-bound task that allocates nothing in another, for
+#                 KSWAPD_MIXED_SECONDS.
+# No cgroup has watermarks: the pool's only work is kswapd's.
+
+KSWAPD_FREE_MIB=900
+KSWAPD_READERS=2
+KSWAPD_FILE_MIB=448
+KSWAPD_PASSES=2
+KSWAPD_MIXED_SECONDS=20
+
+POOL=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
+PIN_PID=
+
+vmstat_of() { awk -v k="$1" '$1 == k {print $2; f = 1} END {if (!f) print 0}' /proc/vmstat; }
+
+# CPU time of the node's kswapd so far, in clock ticks.
+kswapd_ticks() {
+	awk '{print $14 + $15}' "/proc/$(pgrep -x kswapd0)/stat"
+}
+
+scenario_setup() {
+	local i total pin
+	[ -w "$POOL" ] || { echo "bench: no $POOL" >&2; return 1; }
+	for i in $(seq "$KSWAPD_READERS"); do
+		dd if=/dev/zero of="$SCRATCH/kswapd.$i" bs=1M \
+			count="$KSWAPD_FILE_MIB" status=none || return 1
+	done
+	sync
+	total=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
+	pin=$((total - KSWAPD_FREE_MIB))
+	"$BIN/anonhold" "$pin" mlock > /dev/null &
+	PIN_PID=$!
+	# Until it has touched everything, memory is not yet short.
+	while [ "$(awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo)" -lt "$pin" ]; do
+		kill -0 "$PIN_PID" || return 1
+		sleep 1
+	done
+	echo "bench: $pin MiB mlocked, $KSWAPD_FREE_MIB MiB left" >&2
+}
+
+# stream FILE PASSES: read FILE through the page cache PASSES times.
+stream() {
+	local i
+	for i in $(seq "$2"); do
+		dd if="$1" of=/dev/null bs=1M status=none || return 1
+	done
+}
+
+# The node-wide counters of a trial, as json() arguments.
+node_counters() {
+	local k
+	for k in pgscan_kswapd pgsteal_kswapd pgscan_kswapd_helper \
+		pgsteal_kswapd_helper pgscan_direct pgsteal_direct \
+		bgreclaim_cpu_usec; do
+		echo "$k $(($(vmstat_of "$k") - ${VM0[$k]}))"
+	done
+}
+
+declare -A VM0
+snapshot() {
+	local k
+	for k in pgscan_kswapd pgsteal_kswapd pgscan_kswapd_helper \
+		pgsteal_kswapd_helper pgscan_direct pgsteal_direct \
+		bgreclaim_cpu_usec; do
+		VM0[$k]=$(vmstat_of "$k")
+	done
+	KSWAPD0=$(kswapd_ticks)
+}
+
+# Pages kswapd and its helpers reclaimed per CPU-second they spent.
+efficiency() {
+	local ks helper stolen
+	ks=$(echo "($(kswapd_ticks) - $KSWAPD0) / $(getconf CLK_TCK)" | bc -l)
+	helper=$(echo "$(($(vmstat_of bgreclaim_cpu_usec) - ${VM0[bgreclaim_cpu_usec]})) / 1000000" | bc -l)
+	stolen=$(($(vmstat_of pgsteal_kswapd) - ${VM0[pgsteal_kswapd]}))
+	echo "kswapd_cpu_s $ks"
+	echo "helper_cpu_s $helper"
+	echo "pages_per_cpu_s $(echo "$stolen / ($ks + $helper + 0.001)" | bc -l)"
+}
+
+trial() {
+	local variant=$1 bound mixed= cpu0 start wall i
+	bound=${variant#pool-}
+	if [ "$bound" != "${bound%+mixed}" ]; then
+		bound=${bound%+mixed}
+		mixed=1
+	fi
+	fresh_cgroup || return 1
+	echo +memory > "$BENCH_CG/cgroup.subtree_control" || return 1
+	echo "$bound" > "$POOL" || return 1
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	snapshot
+	cpu0=$(cpu_ticks)
+	start=$(now)
+	if [ -z "$mixed" ]; then
+		for i in $(seq "$KSWAPD_READERS"); do
+			mkdir "$BENCH_CG/r$i" || return 1
+			run_in "$BENCH_CG/r$i" bash -c "$(declare -f stream);
+				stream $SCRATCH/kswapd.$i $KSWAPD_PASSES"
+		done
+		wait_workload || return 1
+		wall=$(elapsed "$start")
+		echo "wall_s $wall"
+		echo "mib_per_s $(echo "$KSWAPD_READERS * $KSWAPD_FILE_MIB * $KSWAPD_PASSES / $wall" | bc -l)"
+	else
+		mkdir "$BENCH_CG/hog" "$BENCH_CG/cpu" || return 1
+		rm -f "$SCRATCH/hog.passes"
+		touch "$SCRATCH/hog.passes"
+		run_in "$BENCH_CG/hog" bash -c "while :; do
+			for f in $SCRATCH/kswapd.*; do
+				dd if=\$f of=/dev/null bs=1M status=none &&
+					echo >> $SCRATCH/hog.passes
+			done
+		done"
+		local hog=${WORKLOAD_PIDS[0]}
+		WORKLOAD_PIDS=()
+		run_in "$BENCH_CG/cpu" sh -c "'$BIN/spin' $KSWAPD_MIXED_SECONDS > $SCRATCH/spin.out"
+		wait_workload || return 1
+		wall=$(elapsed "$start")
+		echo 1 > "$BENCH_CG/hog/cgroup.kill"
+		wait "$hog" 2> /dev/null
+		echo "wall_s $wall"
+		echo "spin_ops_per_s $(cat "$SCRATCH/spin.out")"
+		echo "mib_per_s $(echo "$(wc -l < "$SCRATCH/hog.passes") * $KSWAPD_FILE_MIB / $wall" | bc -l)"
+		echo "hog_helper_cpu_pct $(echo "$(stat_of "$BENCH_CG/hog" bgreclaim_cpu_usec) / ($wall * 10000)" | bc -l)"
+	fi
+	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
+	node_counters
+	efficiency
+}
