@@ -62,6 +62,8 @@ check_container() {
 	echo "$rt: $cg: memory.reclaim_wmarks=$got, memory.high=$(cat "$cg/memory.high")"
 	echo "$rt: effective: $(tr '\n' ' ' < "$cg/memory.reclaim_wmarks.effective")"
 	[ "$got" = "$want" ] || { echo "$rt: read back '$got', want '$want'"; return 1; }
+	[ "$(cat "$cg/memory.high")" = $((${high%M} << 20)) ] ||
+		{ echo "$rt: memory.high is not $high"; return 1; }
 	# Until the fill is done and the worker has brought usage below the
 	# high watermark: 96 MiB of page cache stays resident without it.
 	# (Low is the worker's target, not a promise: dirty pages it skips
@@ -122,7 +124,8 @@ check_invalid() {
 	local cg=/sys/fs/cgroup/$name
 	if [ -d "$cg" ]; then
 		echo "$rt: left its empty cgroup $cg behind: procs '$(cat "$cg/cgroup.procs")'," \
-			"memory.reclaim_wmarks '$(cat "$cg/memory.reclaim_wmarks")'"
+			"memory.reclaim_wmarks '$(cat "$cg/memory.reclaim_wmarks")'," \
+			"memory.high '$(cat "$cg/memory.high")'"
 		[ -z "$(cat "$cg/cgroup.procs")" ] &&
 			[ "$(cat "$cg/memory.reclaim_wmarks")" = off ] ||
 			{ echo "$rt: the failed container is half-configured"; return 1; }
