@@ -242,6 +242,11 @@ def write(path, data):
         os.close(fd)
 
 
+# Warnings about the machine's timing, not about anything written: under
+# TCG on a loaded host a timer interrupt can take milliseconds.
+TIMING_NOISE = re.compile(r"hrtimer: interrupt took \d+ ns")
+
+
 def loud_kernel_lines():
     """Kernel log lines at warning level or above."""
     res = subprocess.run(["dmesg", "--level=emerg,alert,crit,err,warn"],
@@ -295,6 +300,9 @@ def main(argv):
             print(problem)
             return 1
     loud = loud_kernel_lines()[loud_before:]
+    for line in [line for line in loud if TIMING_NOISE.search(line)]:
+        print(f"fuzz: ignored, emulator timing: {line}")
+        loud.remove(line)
     if loud:
         print("fuzz: the kernel logged at warning level or above:")
         print("\n".join(loud))
