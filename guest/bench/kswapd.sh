@@ -54,12 +54,13 @@ stream() {
 	done
 }
 
+NODE_COUNTERS=(pgscan_kswapd pgsteal_kswapd pgscan_kswapd_helper
+	pgsteal_kswapd_helper pgscan_direct pgsteal_direct bgreclaim_cpu_usec)
+
 # The node-wide counters of a trial, as json() arguments.
 node_counters() {
 	local k
-	for k in pgscan_kswapd pgsteal_kswapd pgscan_kswapd_helper \
-		pgsteal_kswapd_helper pgscan_direct pgsteal_direct \
-		bgreclaim_cpu_usec; do
+	for k in "${NODE_COUNTERS[@]}"; do
 		echo "$k $(($(vmstat_of "$k") - ${VM0[$k]}))"
 	done
 }
@@ -67,9 +68,7 @@ node_counters() {
 declare -A VM0
 snapshot() {
 	local k
-	for k in pgscan_kswapd pgsteal_kswapd pgscan_kswapd_helper \
-		pgsteal_kswapd_helper pgscan_direct pgsteal_direct \
-		bgreclaim_cpu_usec; do
+	for k in "${NODE_COUNTERS[@]}"; do
 		VM0[$k]=$(vmstat_of "$k")
 	done
 	KSWAPD0=$(kswapd_ticks)
