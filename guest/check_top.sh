@@ -3,10 +3,10 @@
 # worker is reclaiming: the JSON mode must list it with its watermarks and
 # background reclaim, the table mode must print it, and a kernel file
 # system without the feature must give a clear error.  Then run the
-# documented trace-cmd recipe on the same cgroup.
-# usage: check_top.sh TOOL
+# documented counter, trace-cmd and bpftrace recipes on the same cgroup.
+# usage: check_top.sh TOOL KERNEL_BUILD_DIR
 set -u
-tool=$1
+tool=$1 kbuild=$2
 cg=/sys/fs/cgroup/top-check
 fail() { echo "check_top: $*"; cleanup; exit 1; }
 cleanup() {
@@ -67,4 +67,27 @@ rm -f "$SCRATCH/top-check.dat"
 [ -n "$report" ] || fail "trace-cmd saw no run of cgroup $id"
 echo "check_top: trace-cmd: $(echo "$report" | wc -l) runs of cgroup $id, last:"
 echo "$report" | tail -n 1
+
+# The counter recipe, as the documentation gives it.
+CG=$cg
+counters=$(grep -E '^(pgscan|pgsteal)_(direct|bgreclaim) |^bgreclaim_' \
+	$CG/memory.stat; grep '^high ' $CG/memory.events)
+echo "check_top: counters:"
+echo "$counters"
+steal=$(echo "$counters" | awk '$1 == "pgsteal_bgreclaim" { print $2 }')
+[ "${steal:-0}" -gt 0 ] || fail "no pgsteal_bgreclaim in the counters"
+
+# The bpftrace recipe: the wait from queueing to a worker starting, for
+# 10 s instead of until ^C.  The test kernels have no BTF, so bpftrace
+# reads the tracepoints' field types (u64) from the kernel's headers.
+out=$(BPFTRACE_KERNEL_SOURCE=$(cd "$(dirname "$tool")/../.." && pwd) \
+	BPFTRACE_KERNEL_BUILD=$kbuild timeout 300 bpftrace -e '
+	tracepoint:vmscan:mm_vmscan_memcg_bgreclaim_queue { @q[args->cgroup_id] = nsecs; }
+	tracepoint:vmscan:mm_vmscan_memcg_bgreclaim_begin /@q[args->cgroup_id]/ {
+		@wait_us = hist((nsecs - @q[args->cgroup_id]) / 1000); delete(@q[args->cgroup_id]); }
+	END { clear(@q); }
+	interval:s:10 { exit(); }' 2>&1)
+echo "check_top: bpftrace:"
+echo "$out"
+echo "$out" | grep -q '^@wait_us:' || fail "bpftrace printed no @wait_us histogram"
 cleanup

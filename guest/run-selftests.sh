@@ -86,7 +86,8 @@ if [ -x cgroup/test_bgreclaim ]; then
 	rmdir /sys/fs/cgroup/fuzz
 
 	tap_program memcg-bgreclaim-top "$timeout" \
-		"$here/check_top.sh" "$tree/tools/cgroup/memcg_bgreclaim_top.py" |
+		"$here/check_top.sh" "$tree/tools/cgroup/memcg_bgreclaim_top.py" \
+		"$(dirname "$kselftest")" |
 		tee -a "$results/tap.txt"
 
 	# With the whole suite only: the runtimes exercise no kernel path

@@ -11,10 +11,10 @@ from .common import BUILD, REPO, HarnessError, log, run
 # Kernel build, selftest build, guest tools and the VM itself; gawk because
 # test_cpuset_prs.sh runs `awk -e`, which Debian's default mawk lacks; crun
 # and runc are the container runtimes tested in the guest, with
-# busybox-static as their containers' root file system; trace-cmd runs the
-# documented tracing recipe in the guest.
+# busybox-static as their containers' root file system; trace-cmd and
+# bpftrace run the documented tracing recipes in the guest.
 APT_PACKAGES = [
-    "bc", "bison", "busybox-static", "ccache", "cpio", "crun", "dwarves",
+    "bc", "bison", "bpftrace", "busybox-static", "ccache", "cpio", "crun", "dwarves",
     "e2fsprogs", "flex", "gawk", "gcc", "git", "kmod", "libcap-dev",
     "libelf-dev", "libssl-dev", "make", "perl", "procps", "python3-venv",
     "qemu-system-x86", "rsync", "runc", "trace-cmd", "util-linux",

@@ -7,14 +7,20 @@
 #                 pool's max_active at N (1 is stock kswapd, no helpers);
 #   pool-N+mixed  one such reader as a memory hog in one cgroup, and one
 #                 CPU-bound task that allocates nothing in another, for
-#                 KSWAPD_MIXED_SECONDS.
-# No cgroup has watermarks: the pool's only work is kswapd's.
+#                 KSWAPD_MIXED_SECONDS;
+#   pool-N+mixed+budget
+#                 the same, with background reclaim on the hog's cgroup
+#                 (KSWAPD_HOG_WMARKS under a memory.max the node runs out
+#                 of first) at the default CPU budget: its own worker and
+#                 kswapd's helpers share that budget.
+# Otherwise no cgroup has watermarks: the pool's only work is kswapd's.
 
 KSWAPD_FREE_MIB=900
 KSWAPD_READERS=2
 KSWAPD_FILE_MIB=448
 KSWAPD_PASSES=2
 KSWAPD_MIXED_SECONDS=20
+KSWAPD_HOG_WMARKS="high=512M low=448M"
 
 POOL=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
 PIN_PID=
@@ -86,12 +92,12 @@ efficiency() {
 }
 
 trial() {
-	local variant=$1 bound mixed= cpu0 start wall i
+	local variant=$1 bound mixed= budget= cpu0 start wall i
 	bound=${variant#pool-}
-	if [ "$bound" != "${bound%+mixed}" ]; then
-		bound=${bound%+mixed}
-		mixed=1
-	fi
+	case $bound in
+	*+mixed+budget) bound=${bound%+mixed+budget}; mixed=1; budget=1 ;;
+	*+mixed) bound=${bound%+mixed}; mixed=1 ;;
+	esac
 	fresh_cgroup || return 1
 	echo +memory > "$BENCH_CG/cgroup.subtree_control" || return 1
 	echo "$bound" > "$POOL" || return 1
@@ -112,6 +118,11 @@ trial() {
 		echo "mib_per_s $(echo "$KSWAPD_READERS * $KSWAPD_FILE_MIB * $KSWAPD_PASSES / $wall" | bc -l)"
 	else
 		mkdir "$BENCH_CG/hog" "$BENCH_CG/cpu" || return 1
+		if [ -n "$budget" ]; then
+			echo 1G > "$BENCH_CG/hog/memory.max" &&
+				echo "$KSWAPD_HOG_WMARKS" > "$BENCH_CG/hog/memory.reclaim_wmarks" ||
+				return 1
+		fi
 		rm -f "$SCRATCH/hog.passes"
 		touch "$SCRATCH/hog.passes"
 		run_in "$BENCH_CG/hog" bash -c "while :; do
@@ -130,7 +141,9 @@ trial() {
 		echo "wall_s $wall"
 		echo "spin_ops_per_s $(cat "$SCRATCH/spin.out")"
 		echo "mib_per_s $(echo "$(wc -l < "$SCRATCH/hog.passes") * $KSWAPD_FILE_MIB / $wall" | bc -l)"
-		echo "hog_helper_cpu_pct $(echo "$(stat_of "$BENCH_CG/hog" bgreclaim_cpu_usec) / ($wall * 10000)" | bc -l)"
+		echo "hog_bgreclaim_cpu_pct $(echo "$(stat_of "$BENCH_CG/hog" bgreclaim_cpu_usec) / ($wall * 10000)" | bc -l)"
+		echo "hog_budget_exhausted $(stat_of "$BENCH_CG/hog" bgreclaim_budget_exhausted)"
+		echo "hog_pgsteal_bgreclaim $(stat_of "$BENCH_CG/hog" pgsteal_bgreclaim)"
 	fi
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
 	node_counters
