@@ -61,7 +61,8 @@ stream() {
 }
 
 NODE_COUNTERS=(pgscan_kswapd pgsteal_kswapd pgscan_kswapd_helper
-	pgsteal_kswapd_helper pgscan_direct pgsteal_direct bgreclaim_cpu_usec)
+	pgsteal_kswapd_helper pgscan_direct pgsteal_direct pgsteal_bgreclaim
+	bgreclaim_cpu_usec)
 
 # The node-wide counters of a trial, as json() arguments.
 node_counters() {
@@ -80,15 +81,17 @@ snapshot() {
 	KSWAPD0=$(kswapd_ticks)
 }
 
-# Pages kswapd and its helpers reclaimed per CPU-second they spent.
+# Pages reclaimed in the background (kswapd, its helpers and cgroups' own
+# workers) per CPU-second they spent.
 efficiency() {
-	local ks helper stolen
+	local ks pool stolen
 	ks=$(echo "($(kswapd_ticks) - $KSWAPD0) / $(getconf CLK_TCK)" | bc -l)
-	helper=$(echo "$(($(vmstat_of bgreclaim_cpu_usec) - ${VM0[bgreclaim_cpu_usec]})) / 1000000" | bc -l)
-	stolen=$(($(vmstat_of pgsteal_kswapd) - ${VM0[pgsteal_kswapd]}))
+	pool=$(echo "$(($(vmstat_of bgreclaim_cpu_usec) - ${VM0[bgreclaim_cpu_usec]})) / 1000000" | bc -l)
+	stolen=$(($(vmstat_of pgsteal_kswapd) - ${VM0[pgsteal_kswapd]} +
+		$(vmstat_of pgsteal_bgreclaim) - ${VM0[pgsteal_bgreclaim]}))
 	echo "kswapd_cpu_s $ks"
-	echo "helper_cpu_s $helper"
-	echo "pages_per_cpu_s $(echo "$stolen / ($ks + $helper + 0.001)" | bc -l)"
+	echo "pool_cpu_s $pool"
+	echo "pages_per_cpu_s $(echo "$stolen / ($ks + $pool + 0.001)" | bc -l)"
 }
 
 trial() {
@@ -143,7 +146,6 @@ trial() {
 		echo "mib_per_s $(echo "$(wc -l < "$SCRATCH/hog.passes") * $KSWAPD_FILE_MIB / $wall" | bc -l)"
 		echo "hog_bgreclaim_cpu_pct $(echo "$(stat_of "$BENCH_CG/hog" bgreclaim_cpu_usec) / ($wall * 10000)" | bc -l)"
 		echo "hog_budget_exhausted $(stat_of "$BENCH_CG/hog" bgreclaim_budget_exhausted)"
-		echo "hog_pgsteal_bgreclaim $(stat_of "$BENCH_CG/hog" pgsteal_bgreclaim)"
 	fi
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
 	node_counters
