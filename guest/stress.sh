@@ -262,12 +262,15 @@ vmstat_of() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 # tasks in child cgroups rewrite and read files past the rest (writers
 # that wait for writeback leave CPUs idle for helpers, and their dirty
 # pages slow kswapd down), and while kswapd hands their lruvecs to helpers
-# the cgroups are killed and recreated and the pool's bound changes.  Status 3 when the helpers never
-# ran (nothing was tested).
+# the cgroups are killed and recreated, the pool's bound changes and MGLRU
+# is switched on and off, so that helpers run with both LRUs and across
+# the switch.  Status 3 when the helpers never ran (nothing was tested).
 kswapd_phase() {
 	local pool=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
+	local lru_gen=/sys/kernel/mm/lru_gen/enabled lru_gen0=
 	local bound pin pinner i end cycles=0 scanned helped rc=0
 	bound=$(cat "$pool") || return 1
+	[ -w "$lru_gen" ] && lru_gen0=$(cat "$lru_gen")
 	for i in 1 2 3; do
 		dd if=/dev/zero of="$DATA/kswapd.$i" bs=1M count=256 status=none ||
 			return 1
@@ -293,6 +296,12 @@ kswapd_phase() {
 			dd if="$1" of=/dev/null bs=1M status=none
 		done' sh "$DATA/kswapd.$i"
 		echo $((cycles % 2 + 2)) > "$pool" || rc=1
+		if [ -n "$lru_gen0" ]; then
+			case $((cycles % 4)) in
+			0 | 1) echo y > "$lru_gen" || rc=1 ;;
+			*) echo n > "$lru_gen" || rc=1 ;;
+			esac
+		fi
 		sleep 1
 		cycles=$((cycles + 1))
 	done
@@ -302,10 +311,11 @@ kswapd_phase() {
 	kill $pinner
 	wait $pinner
 	echo "$bound" > "$pool"
+	[ -z "$lru_gen0" ] || echo "$lru_gen0" > "$lru_gen" || rc=1
 	rm -f "$DATA"/kswapd.*
 	scanned=$(($(vmstat_of pgscan_kswapd) - scanned))
 	helped=$(($(vmstat_of pgscan_kswapd_helper) - helped))
-	echo "stress: $cycles reader restarts; kswapd scanned $scanned pages, its helpers $helped of them"
+	echo "stress: $cycles reader restarts${lru_gen0:+ (MGLRU switched every 2)}; kswapd scanned $scanned pages, its helpers $helped of them"
 	[ $rc -eq 0 ] || return 1
 	# Too short a phase on a slow kernel may not fill memory at all.
 	[ "$scanned" -gt 0 ] ||

@@ -12,7 +12,8 @@
 #                 the same, with background reclaim on the hog's cgroup
 #                 (KSWAPD_HOG_WMARKS under a memory.max the node runs out
 #                 of first) at the default CPU budget: its own worker and
-#                 kswapd's helpers share that budget.
+#                 kswapd's helpers share that budget;
+#   pool-N+mglru  pool-N with MGLRU on (the others run with it off).
 # Otherwise no cgroup has watermarks: the pool's only work is kswapd's.
 
 KSWAPD_FREE_MIB=900
@@ -23,6 +24,7 @@ KSWAPD_MIXED_SECONDS=20
 KSWAPD_HOG_WMARKS="high=512M low=448M"
 
 POOL=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
+LRU_GEN=/sys/kernel/mm/lru_gen/enabled
 PIN_PID=
 
 vmstat_of() { awk -v k="$1" '$1 == k {print $2; f = 1} END {if (!f) print 0}' /proc/vmstat; }
@@ -95,15 +97,19 @@ efficiency() {
 }
 
 trial() {
-	local variant=$1 bound mixed= budget= cpu0 start wall i
+	local variant=$1 bound mixed= budget= lru_gen=n cpu0 start wall i
 	bound=${variant#pool-}
 	case $bound in
 	*+mixed+budget) bound=${bound%+mixed+budget}; mixed=1; budget=1 ;;
 	*+mixed) bound=${bound%+mixed}; mixed=1 ;;
+	*+mglru) bound=${bound%+mglru}; lru_gen=y ;;
 	esac
 	fresh_cgroup || return 1
 	echo +memory > "$BENCH_CG/cgroup.subtree_control" || return 1
 	echo "$bound" > "$POOL" || return 1
+	if [ "$lru_gen" = y ] || [ -w "$LRU_GEN" ]; then
+		echo "$lru_gen" > "$LRU_GEN" || return 1
+	fi
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	snapshot

@@ -157,5 +157,15 @@ latency_file() {
 	echo "latency/$TRIAL_ID.txt"
 }
 
+# sample_usage CG: memory.current of CG every 100 ms until killed (read
+# without forking, so the sampler costs the guest next to nothing).
+sample_usage() {
+	local v
+	while read -r v < "$1/memory.current"; do
+		echo "$v"
+		sleep 0.1
+	done
+}
+
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc; }

@@ -23,9 +23,15 @@ trial() {
 		run_in "$BENCH_CG" "$BIN/memhog" "$STORM_MIB_EACH" 1 \
 			"$STORM_PASSES" "$lat" > /dev/null
 	done
-	wait_workload || return 1
+	sample_usage "$BENCH_CG" > "$SCRATCH/storm.usage" &
+	local sampler=$! rc=0
+	wait_workload || rc=1
 	wall=$(elapsed "$start")
+	kill "$sampler"
+	wait "$sampler" 2> /dev/null
+	[ $rc -eq 0 ] || return 1
 	stop_reclaimer
+	echo "usage_mean_mib $(awk '{ s += $1 } END { print s / (NR ? NR : 1) / 1048576 }' "$SCRATCH/storm.usage")"
 	echo "wall_s $wall"
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
 	echo "mib_per_s $(echo "$nproc * $STORM_MIB_EACH * $STORM_PASSES / $wall" | bc -l)"
