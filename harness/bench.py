@@ -213,13 +213,14 @@ def _fmt(x):
 
 class Scenario:
     """boots: list of (base_kernel, variants); every boot runs `rounds`
-    on a VM of `cpus` vCPUs."""
+    on a VM of `cpus` vCPUs, with clocks that count instructions, one per
+    2**icount ns, unless icount is None (see vm.boot)."""
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
-                 what, cpus=2):
+                 what, cpus=2, icount=None):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
-        self.what, self.cpus = what, cpus
+        self.what, self.cpus, self.icount = what, cpus, icount
 
 
 BG = ["auto", "pct-90-80"]
@@ -277,6 +278,31 @@ SCENARIOS = {s.name: s for s in [
         "gap gives the worker more headroom before tasks are throttled "
         "and costs memory the cgroup could have used."),
     Scenario(
+        "gap-paced", "How wide auto's gap should be, at a steady rate",
+        [(False, [f"{v}@{rate}" for rate in (20, 48, 96)
+                  for v in ("off", "pct-98.44-96.88", "auto",
+                            "pct-93.75-87.5")])], 3,
+        [("mib_per_s", "reader's rate", "MiB/s"),
+         ("max_events", "memory.max events", "events"),
+         ("pgscan_direct", "pgscan_direct", "pages"),
+         ("lat_p99_ms", "1 MiB read latency p99", "ms"),
+         ("lat_max_ms", "1 MiB read latency max", "ms"),
+         ("pgsteal_bgreclaim", "pgsteal_bgreclaim", "pages"),
+         ("bgreclaim_runs", "worker runs", "runs"),
+         ("bgreclaim_cpu_usec", "worker CPU", "us"),
+         ("cpu_s", "guest CPU (all tasks, kworkers)", "s"),
+         ("usage_steady_mib", "memory.current, second half", "MiB")],
+        [],
+        "pacedread streams a 384 MiB file (3x memory.max = 128 MiB) with "
+        "a cold page cache at 20, 48 and 96 MiB/s (variant@rate); the "
+        "reader alone manages about 150 MiB/s.  The gap g between memory.max and the high "
+        "watermark, and between the watermarks, is 1/64 "
+        "(pct-98.44-96.88: 2 MiB), 1/32 (auto: 4 MiB) or 1/16 "
+        "(pct-93.75-87.5: 8 MiB).  Where the worker keeps up, a gap too "
+        "small for it to start in time shows as direct reclaim at "
+        "memory.max; a wider one costs memory the cgroup could have "
+        "used."),
+    Scenario(
         "stream", "Streaming page cache",
         [(False, ["off", "userspace"] + BG
           + [v + "+nobudget" for v in BG])], 3,
@@ -333,7 +359,11 @@ SCENARIOS = {s.name: s for s in [
         "A process maps 64 MiB, touches every page (THP off), unmaps it, "
         "for 3 s of wall time, in a cgroup with memory.max = 1 GiB, far "
         "from any watermark.  Boots alternate: base, patched, base, "
-        "patched."),
+        "patched.  QEMU counts instructions for the guest's clocks "
+        "(-icount), so CPU time here measures the instructions executed, "
+        "free of the host's scheduling noise; it does not see cache or "
+        "branch-prediction effects.",
+        icount=0),
     Scenario(
         "backoff", "Pressure without progress",
         [(False, ["noswap", "mlock", "protected"])], 2,
@@ -406,8 +436,7 @@ SCENARIOS = {s.name: s for s in [
         "and must never exceed max_active."),
     Scenario(
         "kswapd", "kswapd and its helpers in the pool",
-        [(False, ["pool-1", "pool-2", "pool-1+mglru", "pool-2+mglru",
-                  "pool-1+mixed", "pool-2+mixed", "pool-2+mixed+budget"])],
+        [(False, ["pool-1", "pool-2", "pool-1+mglru", "pool-2+mglru"])],
         3,
         [("wall_s", "wall time", "s"),
          ("mib_per_s", "node read throughput", "MiB/s"),
@@ -416,21 +445,43 @@ SCENARIOS = {s.name: s for s in [
          ("pgsteal_kswapd", "pgsteal_kswapd (with helpers)", "pages"),
          ("pgsteal_kswapd_helper", "pgsteal_kswapd_helper", "pages"),
          ("kswapd_cpu_s", "kswapd CPU", "s"),
-         ("pool_cpu_s", "pool's CPU (helpers and workers)", "s"),
-         ("pgsteal_bgreclaim", "pgsteal_bgreclaim (node)", "pages"),
+         ("pool_cpu_s", "pool's CPU (helpers)", "s"),
          ("pages_per_cpu_s",
           "kswapd + pool: pages reclaimed per CPU-second",
           "pages/s"),
-         ("spin_ops_per_s", "CPU-bound task's work", "batches/s"),
+         ("cpu_s", "guest CPU", "s")],
+        [Bound(f"{v}: no helper work with the bound at 1",
+               "pgsteal_kswapd_helper", v, 0)
+         for v in ("pool-1", "pool-1+mglru")],
+        "Most of the guest's memory is mlocked, leaving 900 MiB.  pool-N: "
+        "2 readers, each in its own memory cgroup without limits, stream "
+        "their own 448 MiB file twice from the ext4 scratch disk (1.75 GiB "
+        "through about 700 MiB of page cache), with the background "
+        "reclaim pool's max_active at N; 1 is stock kswapd (no helpers), "
+        "2 is what the default gives an 8-CPU machine (on this VM "
+        "the default is 1); MGLRU is off except in pool-N+mglru, the "
+        "same with MGLRU on.  No cgroup has watermarks: the pool's only "
+        "work is kswapd's.  The VM has 4 vCPUs (on 2 host cores): with 2, "
+        "a reader and kswapd leave no idle CPU, and kswapd never uses a "
+        "helper.", cpus=4),
+    Scenario(
+        "kswapd-mixed", "kswapd's helpers and a CPU-bound bystander",
+        [(False, ["pool-1+mixed", "pool-2+mixed", "pool-2+mixed+budget"])],
+        3,
+        [("spin_ops_per_s", "CPU-bound task's work", "batches/s"),
+         ("mib_per_s", "hog's read throughput", "MiB/s"),
+         ("pgscan_direct", "pgscan_direct (node)", "pages"),
+         ("pgsteal_kswapd", "pgsteal_kswapd (with helpers)", "pages"),
+         ("pgsteal_kswapd_helper", "pgsteal_kswapd_helper", "pages"),
+         ("pgsteal_bgreclaim", "pgsteal_bgreclaim (node)", "pages"),
+         ("kswapd_cpu_s", "kswapd CPU", "s"),
+         ("pool_cpu_s", "pool's CPU (helpers and workers)", "s"),
          ("hog_bgreclaim_cpu_pct",
           "background reclaim CPU for the hog (worker + helpers)",
           "% of one CPU"),
          ("hog_budget_exhausted", "hog's budget pauses", "pauses"),
          ("cpu_s", "guest CPU", "s")],
-        [*[Bound(f"{v}: no helper work with the bound at 1",
-                 "pgsteal_kswapd_helper", v, 0)
-           for v in ("pool-1", "pool-1+mglru")],
-         *[Target(f"{v}: the CPU-bound task keeps at least 95% of its "
+        [*[Target(f"{v}: the CPU-bound task keeps at least 95% of its "
                   "work with stock kswapd (pool-1+mixed)",
                   "spin_ops_per_s", v, "pool-1+mixed", 0.95, at_most=False)
            for v in ("pool-2+mixed", "pool-2+mixed+budget")],
@@ -441,22 +492,18 @@ SCENARIOS = {s.name: s for s in [
          Bound("pool-2+mixed+budget: the hog's budget ran out (its "
                "background reclaim paused)", "hog_budget_exhausted",
                "pool-2+mixed+budget", 1, at_most=False)],
-        "Most of the guest's memory is mlocked, leaving 900 MiB.  pool-N: "
-        "2 readers, each in its own memory cgroup without limits, stream "
-        "their own 448 MiB file twice from the ext4 scratch disk (1.75 GiB "
-        "through about 700 MiB of page cache), with the background "
-        "reclaim pool's max_active at N; 1 is stock kswapd (no helpers), "
-        "2 is what the default gives an 8-CPU machine (on this VM "
-        "the default is 1); MGLRU is off except in pool-N+mglru, the "
-        "same with MGLRU on.  pool-N+mixed: one reader streams both "
-        "files over and over as a memory hog in one cgroup while a "
-        "CPU-bound task that allocates nothing runs in another for 20 s.  "
-        "+budget: the hog's cgroup also has memory.max 1G (the node runs "
-        "out first) and watermarks high=512M low=448M, at the default "
-        "budget, which its worker and kswapd's helpers share.  Otherwise "
-        "no cgroup has watermarks: the pool's only work is kswapd's.  The "
-        "VM has 4 vCPUs (on 2 host cores): with 2, a reader and kswapd "
-        "leave no idle CPU, and kswapd never uses a helper.", cpus=4),
+        "The kswapd scenario's node (900 MiB left beside mlocked memory, "
+        "MGLRU off), with one reader streaming two 448 MiB files over "
+        "and over as a memory hog in one cgroup while a CPU-bound task "
+        "that allocates nothing runs in another for 20 s, the pool's "
+        "max_active at 1 (stock kswapd) or 2.  +budget: the hog's cgroup "
+        "also has memory.max 1G (the node runs out first) and watermarks "
+        "high=512M low=448M, at the default budget, which its worker and "
+        "kswapd's helpers share.  4 vCPUs.  QEMU counts instructions for "
+        "the guest's clocks (-icount, one instruction per 4 ns), so the "
+        "CPU-bound task's work per second depends on what the guest's "
+        "scheduler gives it, not on how the host shares its 2 cores "
+        "among the 4 vCPUs.", cpus=4, icount=2),
 ]}
 
 
@@ -470,7 +517,8 @@ def _boot(scenario, n, base, variants, rounds, variant_cfg, bindir):
     console = vm.boot(build.kernel_image(variant_cfg, base), rdir,
                       [os.path.join(GUEST, "bench", "run.sh"), rdir, bindir,
                        scenario.name, str(rounds), kernel] + variants,
-                      cpus=scenario.cpus, timeout=BOOT_TIMEOUT)
+                      cpus=scenario.cpus, timeout=BOOT_TIMEOUT,
+                      icount=scenario.icount)
     problems = guest_run.check_guest_log(rdir, console)
     if guest_run.read_exit_code(rdir) not in (None, "0"):
         problems.append(f"boot {n}: a trial failed; see "
@@ -501,13 +549,22 @@ def run_scenario(scenario, variant_cfg, rounds=None):
 
 # --- reporting ---------------------------------------------------------------
 
+_PARAMETER = re.compile(r"^[A-Z][A-Z0-9_]*=[^(/\s]")
+_SOURCED = re.compile(r'^\. "\$here/([\w-]+)\.sh"')
+
+
 def scenario_parameters(name):
-    """The NAME=value settings at the top of the guest scenario script."""
+    """The NAME=value settings of the guest scenario script and of the
+    scenario scripts it sources: sizes and durations, not the state
+    (empty values), sysfs paths or arrays it also keeps in capitals."""
     params = []
     with open(os.path.join(GUEST, "bench", f"{name}.sh"),
               encoding="utf-8") as f:
         for line in f:
-            if re.match(r"^[A-Z][A-Z0-9_]*=", line):
+            sourced = _SOURCED.match(line)
+            if sourced:
+                params += scenario_parameters(sourced.group(1))
+            elif _PARAMETER.match(line):
                 params.append(line.strip())
     return params
 
@@ -526,8 +583,9 @@ def environment(scenario, variant_cfg):
         f"config: {variant_cfg} (configs/ fragments on tinyconfig), "
         f".config sha256 {cfg_sha}",
         f"VM: QEMU TCG (no KVM), {scenario.cpus} vCPUs, 4 GiB, "
-        "1 GiB swap disk, "
-        "ext4 scratch disk, virtme-ng",
+        "1 GiB swap disk, ext4 scratch disk, virtme-ng"
+        + (f", -icount shift={scenario.icount} (guest time counts "
+           "instructions)" if scenario.icount is not None else ""),
         f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "parameters: `" + "`, `".join(scenario_parameters(scenario.name))
         + "`",

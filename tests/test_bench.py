@@ -97,6 +97,31 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class ScenarioParametersTest(unittest.TestCase):
+    """The report's parameters line: settings, including those of a
+    sourced scenario, but not state, paths or arrays."""
+
+    def test_parameters_only(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        os.mkdir(os.path.join(tmp, "bench"))
+        scripts = {
+            "inner": "INNER_MIB=32\n",
+            "outer": ('. "$here/inner.sh"\nOUTER_MAX=$((64 << 20))\n'
+                      'OUTER_WMARKS="high=5M low=4M"\nPIN_PID=\n'
+                      'POOL=/sys/devices/virtual/workqueue/x\n'
+                      'COUNTERS=(a b)\nlocal_name=1\n'),
+        }
+        for name, text in scripts.items():
+            with open(os.path.join(tmp, "bench", name + ".sh"), "w",
+                      encoding="utf-8") as f:
+                f.write(text)
+        with mock.patch.object(bench, "GUEST", tmp):
+            self.assertEqual(bench.scenario_parameters("outer"),
+                             ["INNER_MIB=32", "OUTER_MAX=$((64 << 20))",
+                              'OUTER_WMARKS="high=5M low=4M"'])
+
+
 class ReportRoundTripTest(unittest.TestCase):
     """--report-only rewrites a report from what the run saved, with the
     run's environment and problems rather than today's."""
