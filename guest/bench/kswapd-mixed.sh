@@ -1,4 +1,4 @@
-# kswapd's helpers beside a CPU-bound task that allocates nothing: the
-# pool-N+mixed variants of kswapd.sh, run in their own boot because the
-# host runs this one with instruction-counting clocks (see harness/bench.py).
+# kswapd's helpers beside a CPU-bound task that allocates nothing, and
+# the hog's CPU budget: the pool-N+mixed variants of kswapd.sh, a scenario
+# of their own so that they can run more rounds than the streaming ones.
 . "$here/kswapd.sh"

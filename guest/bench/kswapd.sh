@@ -149,6 +149,9 @@ trial() {
 		wait "$hog" 2> /dev/null
 		echo "wall_s $wall"
 		echo "spin_ops_per_s $(cat "$SCRATCH/spin.out")"
+		# The CPU the guest's scheduler gave the task, apart from how
+		# fast the host ran its vCPU.
+		echo "spin_cpu_share $(echo "$(cpu_stat_of "$BENCH_CG/cpu" usage_usec) / ($KSWAPD_MIXED_SECONDS * 1000000)" | bc -l)"
 		echo "mib_per_s $(echo "$(wc -l < "$SCRATCH/hog.passes") * $KSWAPD_FILE_MIB / $wall" | bc -l)"
 		echo "hog_bgreclaim_cpu_pct $(echo "$(stat_of "$BENCH_CG/hog" bgreclaim_cpu_usec) / ($wall * 10000)" | bc -l)"
 		echo "hog_budget_exhausted $(stat_of "$BENCH_CG/hog" bgreclaim_budget_exhausted)"
