@@ -295,8 +295,9 @@ SCENARIOS = {s.name: s for s in [
         [],
         "pacedread streams a 384 MiB file (3x memory.max = 128 MiB) with "
         "a cold page cache at 20, 48 and 96 MiB/s (variant@rate); the "
-        "reader alone manages about 150 MiB/s.  The gap g between memory.max and the high "
-        "watermark, and between the watermarks, is 1/64 "
+        "reader alone manages about 150 MiB/s.  The gap g between "
+        "memory.max and the high watermark, and between the watermarks, "
+        "is 1/64 "
         "(pct-98.44-96.88: 2 MiB), 1/32 (auto: 4 MiB) or 1/16 "
         "(pct-93.75-87.5: 8 MiB).  Where the worker keeps up, a gap too "
         "small for it to start in time shows as direct reclaim at "
