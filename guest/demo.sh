@@ -15,6 +15,27 @@ stat_of() { awk -v k="$2" '$1 == k {print $2; f=1} END {if (!f) print "-"}' "$1/
 event_of() { awk -v k="$2" '$1 == k {print $2}' "$1/memory.events"; }
 psi_total() { sed -n "s/^$2 .*total=\([0-9]*\).*/\1/p" "$1/memory.pressure"; }
 
+# sample_row NAME T CG: one row of the live table.  Every value is read
+# with shell builtins, in quick succession: under this much pressure each
+# fork takes long enough that a row read with awk mixed moments far
+# apart (usage from before the first charge, counters from later).
+sample_row() {
+	local cg=$3 usage k v high=0 direct=- bg=- psi
+	read -r usage < "$cg/memory.current"
+	while read -r k v; do
+		[ "$k" = high ] && high=$v
+	done < "$cg/memory.events"
+	while read -r k v; do
+		case $k in
+		pgscan_direct) direct=$v ;;
+		pgscan_bgreclaim) bg=$v ;;
+		esac
+	done < "$cg/memory.stat"
+	read -r _ psi _ < "$cg/memory.pressure"
+	printf '| %-9s | %4d | %9d | %11d | %13s | %16s | %9s |\n' \
+		"$1" "$2" $((usage >> 20)) "$high" "$direct" "$bg" "${psi#avg10=}"
+}
+
 # run_case NAME WMARKS [BUDGET]: run the workload in cgroup NAME, leave
 # its figures in $SCRATCH/NAME.summary as "key value" lines.
 run_case() {
@@ -36,11 +57,7 @@ run_case() {
 		"usage MiB" "high events" "pgscan_direct" "pgscan_bgreclaim" \
 		"PSI some"
 	while [ -n "$(jobs -r)" ]; do
-		printf '| %-9s | %4d | %9d | %11d | %13s | %16s | %9s |\n' \
-			"$name" "$t" $(($(cat "$cg/memory.current") >> 20)) \
-			"$(event_of "$cg" high)" "$(stat_of "$cg" pgscan_direct)" \
-			"$(stat_of "$cg" pgscan_bgreclaim)" \
-			"$(sed -n 's/^some avg10=\([^ ]*\).*/\1/p' "$cg/memory.pressure")"
+		sample_row "$name" "$t" "$cg"
 		sleep 1
 		t=$((t + 1))
 	done
