@@ -250,8 +250,9 @@ SCENARIOS = {s.name: s for s in [
                    "lat_p99_ms", v, "userspace", 1.0),
             Target(f"{v}: guest CPU at most userspace's",
                    "cpu_s", v, "userspace", 1.0))],
-        "4 processes per vCPU each touch 32 MiB of anonymous memory in "
-        "1 MiB chunks, twice, in one cgroup with memory.high = 128 MiB "
+        "4 processes per vCPU, started at the same moment, each touch "
+        "32 MiB of anonymous memory in 1 MiB chunks, twice, in one "
+        "cgroup with memory.high = 128 MiB "
         "(half their total); swap on zswap.  userspace runs psi-reclaimer "
         "with the watermarks auto would choose."),
     Scenario(

@@ -139,6 +139,29 @@ run_in() {
 	WORKLOAD_PIDS+=($!)
 }
 
+# run_held CGROUP CMD...: run_in, but CMD stops itself first and waits for
+# release_held.  Workloads of several processes start them this way, all
+# at once: forked one by one, short processes may each finish before the
+# next starts and never press on the cgroup together.
+run_held() {
+	local cg=$1
+	shift
+	run_in "$cg" sh -c 'kill -STOP $$; exec "$@"' sh "$@"
+}
+
+# release_held: once every workload process has stopped, continue them.
+release_held() {
+	local pid state
+	for pid in "${WORKLOAD_PIDS[@]}"; do
+		while kill -0 "$pid" 2> /dev/null; do
+			read -r _ _ state _ < "/proc/$pid/stat"
+			[ "$state" = T ] && break
+			sleep 0.01
+		done
+	done
+	kill -CONT "${WORKLOAD_PIDS[@]}" 2> /dev/null
+}
+
 # Wait for the workload (not the reclaimer); fail if any part failed.
 wait_workload() {
 	local pid rc=0

@@ -1,6 +1,6 @@
-# Throttling storm: 4 processes per vCPU allocate and touch anonymous
-# memory in 1 MiB chunks, together twice the cgroup's memory.high, with
-# swap on zswap.
+# Throttling storm: 4 processes per vCPU, started at the same moment,
+# allocate and touch anonymous memory in 1 MiB chunks, together twice
+# the cgroup's memory.high, with swap on zswap.
 
 STORM_HIGH=$((128 << 20))
 STORM_MIB_EACH=32
@@ -17,12 +17,13 @@ trial() {
 	echo "$STORM_HIGH" > "$BENCH_CG/memory.high"
 	set_variant "$BENCH_CG" "$variant" "$STORM_HIGH" || return 1
 	rm -f "$lat"
-	cpu0=$(cpu_ticks)
-	start=$(now)
 	for i in $(seq "$nproc"); do
-		run_in "$BENCH_CG" "$BIN/memhog" "$STORM_MIB_EACH" 1 \
+		run_held "$BENCH_CG" "$BIN/memhog" "$STORM_MIB_EACH" 1 \
 			"$STORM_PASSES" "$lat" > /dev/null
 	done
+	cpu0=$(cpu_ticks)
+	start=$(now)
+	release_held
 	sample_usage "$BENCH_CG" > "$SCRATCH/storm.usage" &
 	local sampler=$! rc=0
 	wait_workload || rc=1
