@@ -213,11 +213,11 @@ def _fmt(x):
 
 class Scenario:
     """boots: list of (base_kernel, variants); every boot runs `rounds`
-    on a VM of `cpus` vCPUs, with clocks that count instructions, one per
-    2**icount ns, unless icount is None (see vm.boot)."""
+    on a VM of `cpus` vCPUs, with clocks that count instructions if
+    `icount` (see vm.boot)."""
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
-                 what, cpus=2, icount=None):
+                 what, cpus=2, icount=False):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
         self.what, self.cpus, self.icount = what, cpus, icount
@@ -365,7 +365,7 @@ SCENARIOS = {s.name: s for s in [
         "(-icount), so CPU time here measures the instructions executed, "
         "free of the host's scheduling noise; it does not see cache or "
         "branch-prediction effects.",
-        icount=0),
+        icount=True),
     Scenario(
         "backoff", "Pressure without progress",
         [(False, ["noswap", "mlock", "protected"])], 2,
@@ -589,8 +589,8 @@ def environment(scenario, variant_cfg):
         f".config sha256 {cfg_sha}",
         f"VM: QEMU TCG (no KVM), {scenario.cpus} vCPUs, 4 GiB, "
         "1 GiB swap disk, ext4 scratch disk, virtme-ng"
-        + (f", -icount shift={scenario.icount} (guest time counts "
-           "instructions)" if scenario.icount is not None else ""),
+        + (", -icount shift=0 (guest time counts instructions)"
+           if scenario.icount else ""),
         f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "parameters: `" + "`, `".join(scenario_parameters(scenario.name))
         + "`",

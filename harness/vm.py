@@ -47,13 +47,13 @@ def progress_line(line):
 
 
 def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
-         echo=progress_line, icount=None):
+         echo=progress_line, icount=False):
     """Boot `kernel` and run `command` (a list) as root in the guest.
 
     The guest may write into `rundir`.  Its whole console output goes to
     rundir/console.log; echo(line) says what to show of each line (None:
-    nothing).  With `icount` N, the guest's clocks count the instructions
-    it executes (one per 2**N ns) instead of following the host's, so a
+    nothing).  With `icount`, the guest's clocks count the instructions
+    it executes (one per nanosecond) instead of following the host's, so a
     CPU-time measurement in the guest does not depend on how the host
     schedules the emulator; it needs TCG.  Returns the console text.
     Raises HarnessError on timeout."""
@@ -62,7 +62,7 @@ def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
     cmd = ["timeout", "--kill-after=10", str(timeout), VNG, "--run", kernel, "--verbose", "--force-9p",
            "--disable-microvm", "--cpus", str(cpus), "--memory", memory,
            "--rwdir", rundir, "--user", "root"]
-    if icount is not None or not kvm_usable():
+    if icount or not kvm_usable():
         cmd.append("--disable-kvm")
     for disk in disks:
         cmd += ["--disk", disk]
@@ -71,8 +71,8 @@ def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
     # keep their dead cgroups alive.
     cmd += ["--exec", " ".join(["python3", os.path.join(GUEST, "reap.py")]
                                + command)]
-    if icount is not None:
-        cmd.append(f"--qemu-opts=-icount shift={icount}")
+    if icount:
+        cmd.append("--qemu-opts=-icount shift=0")
     log(f"booting {os.path.relpath(kernel)} ({cpus} vCPUs, {memory})")
     console_path = os.path.join(rundir, "console.log")
     start = time.monotonic()
