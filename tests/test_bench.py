@@ -43,14 +43,18 @@ class StatsTest(unittest.TestCase):
 
 
 class TraceTest(unittest.TestCase):
+    # Usage at the end of the trial, in pages: 9 was never reclaimed.
+    FINAL = {"7": 1638, "8": 1638, "9": 3000}
+
     def test_pool_figures(self):
         events = bench.parse_trace(TRACE)
         self.assertEqual(len(events), 6)
-        figs = bench.pool_figures(events, ["7", "8", "9"], 1638)
+        figs = bench.pool_figures(events, self.FINAL, 1638)
         # Two runs overlap between 10.25 and 10.30.
         self.assertEqual(figs["max_concurrent_runs"], 2)
         self.assertAlmostEqual(figs["wait_p99_ms"], 200.0, places=3)
-        self.assertEqual(figs["cgroups_reclaimed"], 2)
+        self.assertEqual(figs["cgroups_served"], 2)
+        self.assertAlmostEqual(figs["serve_s"], 0.4, places=6)
         # Cgroup 9 was never served: the index drops to 2/3.
         self.assertAlmostEqual(figs["jain_index"], 2 / 3, places=3)
         self.assertEqual(figs["overreclaim_max_pages"], 0)
@@ -58,13 +62,40 @@ class TraceTest(unittest.TestCase):
     def test_overreclaim_is_usage_below_low_at_the_end(self):
         text = TRACE.replace("nr_reclaimed=1362 usage=1638",
                              "nr_reclaimed=1400 usage=1600")
-        figs = bench.pool_figures(bench.parse_trace(text), ["7", "8"], 1638)
+        figs = bench.pool_figures(bench.parse_trace(text),
+                                  {"7": 1600, "8": 1638}, 1638)
         self.assertEqual(figs["overreclaim_max_pages"], 38)
 
     def test_back_to_back_runs_do_not_overlap(self):
         text = TRACE.replace("10.250000", "10.300000")
-        figs = bench.pool_figures(bench.parse_trace(text), ["7", "8"], 1638)
+        figs = bench.pool_figures(bench.parse_trace(text),
+                                  {"7": 1638, "8": 1638}, 1638)
         self.assertEqual(figs["max_concurrent_runs"], 1)
+
+    def test_excess_is_what_the_cgroup_charged_not_what_the_trace_saw(self):
+        # Cgroup 7's worker pauses for its budget while the cgroup fills,
+        # so the trace never sees it above 2100 pages: it still reclaimed
+        # exactly its excess, as 8 did.
+        text = TRACE.replace(
+            "10.300000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=7 "
+            "nr_reclaimed=1362 usage=1638",
+            "10.300000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=7 "
+            "nr_reclaimed=400 usage=1700 cpu_ns=1 duration_ns=1 stop=budget"
+            "\n k-1 [000] ..... 10.310000: mm_vmscan_memcg_bgreclaim_queue: "
+            "cgroup_id=7 usage=2100 delay_ms=90"
+            "\n k-1 [000] ..... 10.500000: mm_vmscan_memcg_bgreclaim_begin: "
+            "cgroup_id=7 usage=2100 high_wmark=2048 low_wmark=1638"
+            "\n k-1 [000] ..... 10.600000: mm_vmscan_memcg_bgreclaim_end: "
+            "cgroup_id=7 nr_reclaimed=962 usage=1638").replace(
+            "usage=3000", "usage=2100")
+        events = bench.parse_trace(text)
+        figs = bench.pool_figures(events, {"7": 1638, "8": 1638}, 1638)
+        self.assertAlmostEqual(figs["jain_index"], 1.0, places=6)
+        self.assertEqual(figs["cgroups_served"], 2)
+        # Paused, not served, if the budget's end is the last event.
+        paused = [e for e in events if e[0] not in (10.31, 10.5, 10.6)]
+        figs = bench.pool_figures(paused, {"7": 1700, "8": 1638}, 1638)
+        self.assertEqual(figs["cgroups_served"], 1)
 
 
 class TargetTest(unittest.TestCase):

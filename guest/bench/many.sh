@@ -21,16 +21,32 @@ scenario_setup() {
 	echo 16384 > "$TRACE/buffer_size_kb"
 }
 
-# Cgroup ids (their inode numbers) and names, for the host.
-cgroup_ids() {
+# Cgroup ids (their inode numbers), names and usage now, for the host.
+cgroup_usage() {
 	local i
 	for i in $(seq 0 $((MANY_PRESSURED - 1))); do
-		echo "$(stat -c %i "$BENCH_CG/c$i") c$i"
+		echo "$(stat -c %i "$BENCH_CG/c$i") c$i $(cat "$BENCH_CG/c$i/memory.current")"
 	done > "$RESULTS/latency/$TRIAL_ID.ids"
 }
 
+# How many pressured cgroups' last traced event is a run that ended at the
+# low watermark (stop=done): a later queueing would be traced after it.
+served_count() {
+	awk 'NR == FNR { want[$1] = 1; next }
+	     /mm_vmscan_memcg_bgreclaim_/ {
+		id = ""; done = 0
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^cgroup_id=/) id = substr($i, 11)
+			if ($i == "stop=done") done = 1
+		}
+		if (id in want) last[id] = done
+	     }
+	     END { n = 0; for (id in last) n += last[id]; print n }' \
+		"$RESULTS/latency/$TRIAL_ID.ids" "$TRACE/trace"
+}
+
 trial() {
-	local variant=$1 i cpu0 start wall done_at=0 ev
+	local variant=$1 i cpu0 start wall ev
 	fresh_cgroup || return 1
 	echo +memory > "$BENCH_CG/cgroup.subtree_control"
 	for i in $(seq 0 $((MANY_TOTAL - 1))); do
@@ -40,7 +56,7 @@ trial() {
 			"$variant" "$MANY_MAX" || return 1
 	done
 	mkdir -p "$RESULTS/latency"
-	cgroup_ids
+	cgroup_usage
 	echo 3 > /proc/sys/vm/drop_caches
 	echo > "$TRACE/trace"
 	for ev in queue begin end; do
@@ -52,27 +68,21 @@ trial() {
 		run_in "$BENCH_CG/c$i" cat "$SCRATCH/many/$i" > /dev/null
 	done
 	wait_workload || return 1
-	# Until every pressured cgroup is at or below its low watermark, for
-	# two minutes at most (the host reports the cgroups not served).
+	# Until every pressured cgroup is served, for two minutes at most (the
+	# host reports the cgroups not served).
 	local deadline=$((SECONDS + 120))
-	while [ $SECONDS -lt $deadline ]; do
-		done_at=0
-		for i in $(seq 0 $((MANY_PRESSURED - 1))); do
-			[ "$(cat "$BENCH_CG/c$i/memory.current")" -le \
-			  "$(awk '$1 == "low" {print $2}' "$BENCH_CG/c$i/memory.reclaim_wmarks.effective")" ] &&
-				done_at=$((done_at + 1))
-		done
-		[ $done_at -eq $MANY_PRESSURED ] && break
-		sleep 0.2
+	while [ $SECONDS -lt $deadline ] &&
+	      [ "$(served_count)" -lt "$MANY_PRESSURED" ]; do
+		sleep 0.5
 	done
 	wall=$(elapsed "$start")
 	for ev in queue begin end; do
 		echo 0 > "$TRACE/events/vmscan/mm_vmscan_memcg_bgreclaim_$ev/enable"
 	done
 	cp "$TRACE/trace" "$RESULTS/latency/$TRIAL_ID.trace"
+	cgroup_usage
 	echo "wall_s $wall"
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
-	echo "served $done_at"
 	echo "pool_max_active $(cat /sys/bus/workqueue/devices/memcg_bgreclaim/max_active)"
 	echo "low_bytes $(awk '$1 == "low" {print $2}' "$BENCH_CG/c0/memory.reclaim_wmarks.effective")"
 	echo "file_bytes $((MANY_FILE_MIB << 20))"
