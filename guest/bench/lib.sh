@@ -46,9 +46,15 @@ RECLAIMER_PID=
 set_variant() {
 	local cg=$1 variant=${2%+nobudget} limit=$3
 	RECLAIMER_PID=
-	# VARIANT+nobudget: VARIANT with no CPU budget for background reclaim.
+	# VARIANT+nobudget: VARIANT with no CPU budget for background reclaim,
+	# in CGROUP and its ancestors up to $BENCH_CG, since a budget bounds
+	# its whole subtree.
 	if [ "$variant" != "$2" ]; then
-		echo max > "$cg/memory.reclaim_wmarks.budget" || return 1
+		local c=$cg
+		while :; do
+			echo max > "$c/memory.reclaim_wmarks.budget" || return 1
+			case $c in "$BENCH_CG"/*) c=${c%/*} ;; *) break ;; esac
+		done
 	fi
 	case $variant in
 	off | base) ;;

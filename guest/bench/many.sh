@@ -21,7 +21,8 @@ scenario_setup() {
 	echo 16384 > "$TRACE/buffer_size_kb"
 }
 
-# Cgroup ids (their inode numbers), names and usage now, for the host.
+# Cgroup ids (their inode numbers), names and usage now: the list
+# served_count() reads during the trial, and the host's data after it.
 cgroup_usage() {
 	local i
 	for i in $(seq 0 $((MANY_PRESSURED - 1))); do

@@ -25,10 +25,6 @@ trial() {
 	echo "$TENANT_MAX" > "$tenant_cg/memory.max"
 	echo 3 > /proc/sys/vm/drop_caches
 	set_variant "$tenant_cg" "$variant" "$TENANT_MAX" || return 1
-	# A budget bounds its whole subtree: +nobudget lifts the parent's too.
-	case $variant in
-	*+nobudget) echo max > "$BENCH_CG/memory.reclaim_wmarks.budget" ;;
-	esac
 	rm -f "$SCRATCH"/spin.* "$SCRATCH/tenant.passes"
 	touch "$SCRATCH/tenant.passes"
 	cpu0=$(cpu_ticks)
