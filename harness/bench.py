@@ -269,6 +269,49 @@ KSWAPD_WHAT = (
     "same with MGLRU on.  No cgroup has watermarks: the pool's only "
     "work is kswapd's.")
 
+# The kswapd-mixed scenarios (on the host's clock and on an instruction
+# clock): variants, table, targets and what holds in both.
+KSWAPD_MIXED_VARIANTS = ["pool-1+mixed", "pool-2+mixed", "pool-2+mixed+budget"]
+KSWAPD_MIXED_METRICS = [
+    ("spin_ops_per_s", "CPU-bound task's work", "batches/s"),
+    ("spin_cpu_share", "CPU-bound task's CPU share", "of one CPU"),
+    ("mib_per_s", "hog's read throughput", "MiB/s"),
+    ("pgscan_direct", "pgscan_direct (node)", "pages"),
+    ("pgsteal_kswapd", "pgsteal_kswapd (with helpers)", "pages"),
+    ("pgsteal_kswapd_helper", "pgsteal_kswapd_helper", "pages"),
+    ("pgsteal_bgreclaim", "pgsteal_bgreclaim (node)", "pages"),
+    ("kswapd_cpu_s", "kswapd CPU", "s"),
+    ("pool_cpu_s", "pool's CPU (helpers and workers)", "s"),
+    ("hog_bgreclaim_cpu_pct",
+     "background reclaim CPU for the hog (worker + helpers)",
+     "% of one CPU"),
+    ("hog_budget_exhausted", "hog's budget pauses", "pauses"),
+    ("cpu_s", "guest CPU", "s")]
+KSWAPD_MIXED_TARGETS = [
+    *[Target(f"{v}: the CPU-bound task keeps at least 95% of its "
+             f"{what} with stock kswapd (pool-1+mixed)",
+             metric, v, "pool-1+mixed", 0.95, at_most=False)
+      for what, metric in (("work", "spin_ops_per_s"),
+                           ("CPU share", "spin_cpu_share"))
+      for v in ("pool-2+mixed", "pool-2+mixed+budget")],
+    *[Bound(f"{v}: the hog's background reclaim stops at its CPU "
+            "budget, 10% of one CPU, give or take a batch",
+            "hog_bgreclaim_cpu_pct", v, 11)
+      for v in ("pool-2+mixed", "pool-2+mixed+budget")],
+    Bound("pool-2+mixed+budget: the hog's budget ran out (its "
+          "background reclaim paused)", "hog_budget_exhausted",
+          "pool-2+mixed+budget", 1, at_most=False)]
+KSWAPD_MIXED_WHAT = (
+    "The kswapd scenario's node (900 MiB left beside mlocked memory, "
+    "MGLRU off), with one reader streaming two 448 MiB files over "
+    "and over as a memory hog in one cgroup while a CPU-bound task "
+    "that allocates nothing runs in another for 20 s, the pool's "
+    "max_active at 1 (stock kswapd) or 2.  +budget: the hog's cgroup "
+    "also has memory.max 1G (the node runs out first) and watermarks "
+    "high=512M low=448M, at the default budget, which its worker and "
+    "kswapd's helpers share.  The hog's throughput counts the MiB its "
+    "reader got through, the pass in flight included.  4 vCPUs.")
+
 SCENARIOS = {s.name: s for s in [
     Scenario(
         "storm", "Throttling storm",
@@ -519,47 +562,25 @@ SCENARIOS = {s.name: s for s in [
         cpus=4, icount=True),
     Scenario(
         "kswapd-mixed", "kswapd's helpers and a CPU-bound bystander",
-        [(False, ["pool-1+mixed", "pool-2+mixed", "pool-2+mixed+budget"])],
-        5,
-        [("spin_ops_per_s", "CPU-bound task's work", "batches/s"),
-         ("spin_cpu_share", "CPU-bound task's CPU share", "of one CPU"),
-         ("mib_per_s", "hog's read throughput", "MiB/s"),
-         ("pgscan_direct", "pgscan_direct (node)", "pages"),
-         ("pgsteal_kswapd", "pgsteal_kswapd (with helpers)", "pages"),
-         ("pgsteal_kswapd_helper", "pgsteal_kswapd_helper", "pages"),
-         ("pgsteal_bgreclaim", "pgsteal_bgreclaim (node)", "pages"),
-         ("kswapd_cpu_s", "kswapd CPU", "s"),
-         ("pool_cpu_s", "pool's CPU (helpers and workers)", "s"),
-         ("hog_bgreclaim_cpu_pct",
-          "background reclaim CPU for the hog (worker + helpers)",
-          "% of one CPU"),
-         ("hog_budget_exhausted", "hog's budget pauses", "pauses"),
-         ("cpu_s", "guest CPU", "s")],
-        [*[Target(f"{v}: the CPU-bound task keeps at least 95% of its "
-                  f"{what} with stock kswapd (pool-1+mixed)",
-                  metric, v, "pool-1+mixed", 0.95, at_most=False)
-           for what, metric in (("work", "spin_ops_per_s"),
-                                ("CPU share", "spin_cpu_share"))
-           for v in ("pool-2+mixed", "pool-2+mixed+budget")],
-         *[Bound(f"{v}: the hog's background reclaim stops at its CPU "
-                 "budget, 10% of one CPU, give or take a batch",
-                 "hog_bgreclaim_cpu_pct", v, 11)
-           for v in ("pool-2+mixed", "pool-2+mixed+budget")],
-         Bound("pool-2+mixed+budget: the hog's budget ran out (its "
-               "background reclaim paused)", "hog_budget_exhausted",
-               "pool-2+mixed+budget", 1, at_most=False)],
-        "The kswapd scenario's node (900 MiB left beside mlocked memory, "
-        "MGLRU off), with one reader streaming two 448 MiB files over "
-        "and over as a memory hog in one cgroup while a CPU-bound task "
-        "that allocates nothing runs in another for 20 s, the pool's "
-        "max_active at 1 (stock kswapd) or 2.  +budget: the hog's cgroup "
-        "also has memory.max 1G (the node runs out first) and watermarks "
-        "high=512M low=448M, at the default budget, which its worker and "
-        "kswapd's helpers share.  4 vCPUs on 2 host cores.  The task's "
-        "work per second depends both on the CPU the guest's scheduler "
-        "gives it (its CPU share: its cgroup's usage_usec over the 20 s) "
-        "and on how fast the host runs its vCPU meanwhile, which the "
-        "other vCPUs' load changes.", cpus=4),
+        [(False, KSWAPD_MIXED_VARIANTS)], 5, KSWAPD_MIXED_METRICS,
+        KSWAPD_MIXED_TARGETS,
+        KSWAPD_MIXED_WHAT + "  On 2 host cores, the task's work per second "
+        "depends both on the CPU the guest's scheduler gives it (its CPU "
+        "share: its cgroup's usage_usec over the 20 s) and on how fast the "
+        "host runs its vCPU meanwhile, which the other vCPUs' load "
+        "changes.", cpus=4),
+    Scenario(
+        "kswapd-mixed-icount",
+        "kswapd's helpers and a CPU-bound bystander, on an instruction clock",
+        [(False, KSWAPD_MIXED_VARIANTS)], 5, KSWAPD_MIXED_METRICS,
+        KSWAPD_MIXED_TARGETS,
+        KSWAPD_MIXED_WHAT + "  As kswapd-mixed, but under QEMU's -icount: "
+        "one host thread runs the vCPUs in turn and guest time counts the "
+        "instructions they execute, as if the 4 vCPUs shared one CPU.  "
+        "Every instruction the hog, kswapd or a helper executes is then "
+        "one the task does not: its work per second measures what all the "
+        "others cost it, and no host scheduling enters.", cpus=4,
+        icount=True),
 ]}
 
 
