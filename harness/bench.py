@@ -174,6 +174,35 @@ def summarize(trials):
     return out
 
 
+class Fit:
+    """A metric that follows another, compared at equal values of it: a
+    trial's `key` is its `metric` over what a least-squares line through
+    the `reference` variant's trials predicts at the trial's `covariate`.
+    Where the covariate varies between trials for reasons of its own, the
+    medians of `metric` compare the luck of the draw; `key` does not."""
+
+    def __init__(self, key, metric, covariate, reference):
+        self.key, self.metric = key, metric
+        self.covariate, self.reference = covariate, reference
+
+    def apply(self, trials):
+        """The trials with `key` added, or as they are when the reference
+        has too few distinct points for a line."""
+        ref = [t for t in trials if t["variant"] == self.reference]
+        try:
+            slope, intercept = statistics.linear_regression(
+                [t[self.covariate] for t in ref],
+                [t[self.metric] for t in ref])
+        except (statistics.StatisticsError, KeyError):
+            return trials
+        out = []
+        for t in trials:
+            predicted = intercept + slope * t[self.covariate]
+            out.append(dict(t, **{self.key: t[self.metric] / predicted})
+                       if predicted > 0 else t)
+        return out
+
+
 class Target:
     """A claim about two variants' medians: `variant`'s `metric` is at most
     (or at least) `factor` times `reference`'s."""
@@ -229,13 +258,21 @@ def _fmt(x):
 class Scenario:
     """boots: list of (base_kernel, variants); every boot runs `rounds`
     on a VM of `cpus` vCPUs, with clocks that count instructions if
-    `icount` (see vm.boot)."""
+    `icount` (see vm.boot).  fits: Fit metrics derived from the trials
+    when the report is written."""
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
-                 what, cpus=2, icount=False):
+                 what, cpus=2, icount=False, fits=()):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
         self.what, self.cpus, self.icount = what, cpus, icount
+        self.fits = fits
+
+    def derive(self, trials):
+        """The trials with every Fit's metric added."""
+        for fit in self.fits:
+            trials = fit.apply(trials)
+        return trials
 
 
 BG = ["auto", "pct-90-80"]
@@ -274,6 +311,9 @@ KSWAPD_WHAT = (
 KSWAPD_MIXED_VARIANTS = ["pool-1+mixed", "pool-2+mixed", "pool-2+mixed+budget"]
 KSWAPD_MIXED_METRICS = [
     ("spin_ops_per_s", "CPU-bound task's work", "batches/s"),
+    ("spin_work_at_hog_rate",
+     "CPU-bound task's work over stock kswapd's at the hog's throughput",
+     "x"),
     ("spin_cpu_share", "CPU-bound task's CPU share", "of one CPU"),
     ("mib_per_s", "hog's read throughput", "MiB/s"),
     ("pgscan_direct", "pgscan_direct (node)", "pages"),
@@ -292,6 +332,8 @@ KSWAPD_MIXED_TARGETS = [
              f"{what} with stock kswapd (pool-1+mixed)",
              metric, v, "pool-1+mixed", 0.95, at_most=False)
       for what, metric in (("work", "spin_ops_per_s"),
+                           ("work at the hog's throughput",
+                            "spin_work_at_hog_rate"),
                            ("CPU share", "spin_cpu_share"))
       for v in ("pool-2+mixed", "pool-2+mixed+budget")],
     *[Bound(f"{v}: the hog's background reclaim stops at its CPU "
@@ -301,6 +343,10 @@ KSWAPD_MIXED_TARGETS = [
     Bound("pool-2+mixed+budget: the hog's budget ran out (its "
           "background reclaim paused)", "hog_budget_exhausted",
           "pool-2+mixed+budget", 1, at_most=False)]
+# The task's work per second moves with how fast the hog reads, whatever
+# the pool does: compare it at equal hog throughput too.
+KSWAPD_MIXED_FITS = [Fit("spin_work_at_hog_rate", "spin_ops_per_s",
+                         "mib_per_s", "pool-1+mixed")]
 KSWAPD_MIXED_WHAT = (
     "The kswapd scenario's node (900 MiB left beside mlocked memory, "
     "MGLRU off), with one reader streaming two 448 MiB files over "
@@ -310,7 +356,10 @@ KSWAPD_MIXED_WHAT = (
     "also has memory.max 1G (the node runs out first) and watermarks "
     "high=512M low=448M, at the default budget, which its worker and "
     "kswapd's helpers share.  The hog's throughput counts the MiB its "
-    "reader got through, the pass in flight included.  4 vCPUs.")
+    "reader got through, the pass in flight included.  The task's work "
+    "at the hog's throughput is each trial's work over what a straight "
+    "line through stock kswapd's trials (work against the hog's "
+    "throughput) predicts at that trial's hog throughput.  4 vCPUs.")
 
 SCENARIOS = {s.name: s for s in [
     Scenario(
@@ -568,7 +617,7 @@ SCENARIOS = {s.name: s for s in [
         "depends both on the CPU the guest's scheduler gives it (its CPU "
         "share: its cgroup's usage_usec over the 20 s) and on how fast the "
         "host runs its vCPU meanwhile, which the other vCPUs' load "
-        "changes.", cpus=4),
+        "changes.", cpus=4, fits=KSWAPD_MIXED_FITS),
     Scenario(
         "kswapd-mixed-icount",
         "kswapd's helpers and a CPU-bound bystander, on an instruction clock",
@@ -580,7 +629,7 @@ SCENARIOS = {s.name: s for s in [
         "Every instruction the hog, kswapd or a helper executes is then "
         "one the task does not: its work per second measures what all the "
         "others cost it, and no host scheduling enters.", cpus=4,
-        icount=True),
+        icount=True, fits=KSWAPD_MIXED_FITS),
 ]}
 
 
@@ -779,6 +828,7 @@ def report(scenario, trials, env, problems):
     with open(os.path.join(outdir, "run.json"), "w", encoding="utf-8") as f:
         json.dump({"environment": env, "problems": problems}, f, indent=1)
         f.write("\n")
+    trials = scenario.derive(trials)
     stats = summarize(trials)
     text, verdicts = render_report(scenario, stats, trials, env, problems)
     with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:

@@ -42,6 +42,33 @@ class StatsTest(unittest.TestCase):
         self.assertNotIn("name", stats["off"])
 
 
+class FitTest(unittest.TestCase):
+    FIT = bench.Fit("y_at_x", "y", "x", "ref")
+
+    def test_compares_at_equal_covariate(self):
+        # The reference lies on y = 100 - x; "new" does 10% less at x = 10
+        # and as much at x = 50, though its y is lower than every
+        # reference trial's.
+        trials = [{"variant": "ref", "x": x, "y": 100 - x}
+                  for x in (0, 20, 40)]
+        trials += [{"variant": "new", "x": 10, "y": 81},
+                   {"variant": "new", "x": 50, "y": 50}]
+        got = [t["y_at_x"] for t in self.FIT.apply(trials)]
+        for value, want in zip(got, [1, 1, 1, 0.9, 1]):
+            self.assertAlmostEqual(value, want)
+
+    def test_no_line_through_one_point(self):
+        trials = [{"variant": "ref", "x": 1, "y": 2},
+                  {"variant": "new", "x": 3, "y": 4}]
+        self.assertEqual(self.FIT.apply(trials), trials)
+
+    def test_no_ratio_where_the_line_predicts_nothing(self):
+        trials = [{"variant": "ref", "x": x, "y": 100 - x}
+                  for x in (0, 20)]
+        trials.append({"variant": "new", "x": 150, "y": 5})
+        self.assertNotIn("y_at_x", self.FIT.apply(trials)[2])
+
+
 class TraceTest(unittest.TestCase):
     # Usage at the end of the trial, in pages: 9 was never reclaimed.
     FINAL = {"7": 1638, "8": 1638, "9": 3000}
