@@ -188,16 +188,21 @@ class Fit:
     def apply(self, trials):
         """The trials with `key` added, or as they are when the reference
         has too few distinct points for a line."""
-        ref = [t for t in trials if t["variant"] == self.reference]
+        def measured(t):
+            return self.metric in t and self.covariate in t
+
+        ref = [t for t in trials
+               if t["variant"] == self.reference and measured(t)]
         try:
             slope, intercept = statistics.linear_regression(
                 [t[self.covariate] for t in ref],
                 [t[self.metric] for t in ref])
-        except (statistics.StatisticsError, KeyError):
+        except statistics.StatisticsError:
             return trials
         out = []
         for t in trials:
-            predicted = intercept + slope * t[self.covariate]
+            predicted = (intercept + slope * t[self.covariate]
+                         if measured(t) else 0)
             out.append(dict(t, **{self.key: t[self.metric] / predicted})
                        if predicted > 0 else t)
         return out

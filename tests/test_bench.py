@@ -62,6 +62,14 @@ class FitTest(unittest.TestCase):
                   {"variant": "new", "x": 3, "y": 4}]
         self.assertEqual(self.FIT.apply(trials), trials)
 
+    def test_trials_without_the_metrics_are_left_out(self):
+        trials = [{"variant": "ref", "x": x, "y": 100 - x}
+                  for x in (0, 20)]
+        trials += [{"variant": "ref", "x": 5}, {"variant": "new"}]
+        got = self.FIT.apply(trials)
+        self.assertAlmostEqual(got[1]["y_at_x"], 1)
+        self.assertEqual(got[2:], trials[2:])
+
     def test_no_ratio_where_the_line_predicts_nothing(self):
         trials = [{"variant": "ref", "x": x, "y": 100 - x}
                   for x in (0, 20)]
