@@ -264,14 +264,15 @@ class Scenario:
     """boots: list of (base_kernel, variants); every boot runs `rounds`
     on a VM of `cpus` vCPUs, with clocks that count instructions if
     `icount` (see vm.boot).  fits: Fit metrics derived from the trials
-    when the report is written."""
+    when the report is written.  script: the guest script in guest/bench/
+    that runs the trials, when scenarios share one (default: the name)."""
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
-                 what, cpus=2, icount=False, fits=()):
+                 what, cpus=2, icount=False, fits=(), script=None):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
         self.what, self.cpus, self.icount = what, cpus, icount
-        self.fits = fits
+        self.fits, self.script = fits, script or name
 
     def derive(self, trials):
         """The trials with every Fit's metric added."""
@@ -613,7 +614,7 @@ SCENARIOS = {s.name: s for s in [
         "so helpers cannot add speed by running in parallel, and no vCPU "
         "waits for a host core while the guest thinks it runs.  Throughput "
         "here measures the work the guest does per MiB read.",
-        cpus=4, icount=True),
+        cpus=4, icount=True, script="kswapd"),
     Scenario(
         "kswapd-mixed", "kswapd's helpers and a CPU-bound bystander",
         [(False, KSWAPD_MIXED_VARIANTS)], 5, KSWAPD_MIXED_METRICS,
@@ -622,7 +623,7 @@ SCENARIOS = {s.name: s for s in [
         "depends both on the CPU the guest's scheduler gives it (its CPU "
         "share: its cgroup's usage_usec over the 20 s) and on how fast the "
         "host runs its vCPU meanwhile, which the other vCPUs' load "
-        "changes.", cpus=4, fits=KSWAPD_MIXED_FITS),
+        "changes.", cpus=4, fits=KSWAPD_MIXED_FITS, script="kswapd"),
     Scenario(
         "kswapd-mixed-icount",
         "kswapd's helpers and a CPU-bound bystander, on an instruction clock",
@@ -634,7 +635,7 @@ SCENARIOS = {s.name: s for s in [
         "Every instruction the hog, kswapd or a helper executes is then "
         "one the task does not: its work per second measures what all the "
         "others cost it, and no host scheduling enters.", cpus=4,
-        icount=True, fits=KSWAPD_MIXED_FITS),
+        icount=True, fits=KSWAPD_MIXED_FITS, script="kswapd"),
 ]}
 
 
@@ -647,7 +648,8 @@ def _boot(scenario, n, base, variants, rounds, variant_cfg, bindir):
         f"{rounds} rounds of {', '.join(variants)}")
     console = vm.boot(build.kernel_image(variant_cfg, base), rdir,
                       [os.path.join(GUEST, "bench", "run.sh"), rdir, bindir,
-                       scenario.name, str(rounds), kernel] + variants,
+                       scenario.name, scenario.script, str(rounds),
+                       kernel] + variants,
                       cpus=scenario.cpus, timeout=BOOT_TIMEOUT,
                       icount=scenario.icount)
     problems = guest_run.check_guest_log(rdir, console)
@@ -718,7 +720,7 @@ def environment(scenario, variant_cfg):
         + (", -icount shift=0 (guest time counts instructions)"
            if scenario.icount else ""),
         f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        "parameters: `" + "`, `".join(scenario_parameters(scenario.name))
+        "parameters: `" + "`, `".join(scenario_parameters(scenario.script))
         + "`",
     ]
 

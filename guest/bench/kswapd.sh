@@ -15,6 +15,9 @@
 #                 kswapd's helpers share that budget;
 #   pool-N+mglru  pool-N with MGLRU on (the others run with it off).
 # Otherwise no cgroup has watermarks: the pool's only work is kswapd's.
+# The scenarios kswapd and kswapd-icount run the streaming variants,
+# kswapd-mixed and kswapd-mixed-icount the +mixed ones (more rounds); the
+# -icount ones on an instruction clock (harness/bench.py).
 
 KSWAPD_FREE_MIB=900
 KSWAPD_READERS=2

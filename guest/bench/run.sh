@@ -2,15 +2,16 @@
 # Run one benchmark scenario in the VM: ROUNDS rounds, each running every
 # VARIANT once in order, so that drift in the emulated machine spreads
 # evenly over the variants.  Each trial appends one JSON object to
-# RESULTS_DIR/trials.jsonl.
-# usage: run.sh RESULTS_DIR BIN_DIR SCENARIO ROUNDS KERNEL VARIANT...
+# RESULTS_DIR/trials.jsonl.  SCRIPT.sh holds the scenario's trial();
+# scenarios that differ only in their variants or the VM's clock share one.
+# usage: run.sh RESULTS_DIR BIN_DIR SCENARIO SCRIPT ROUNDS KERNEL VARIANT...
 set -u
-RESULTS=$1 BIN=$2 scenario=$3 rounds=$4 kernel=$5
-shift 5
+RESULTS=$1 BIN=$2 scenario=$3 script=$4 rounds=$5 kernel=$6
+shift 6
 here=$(dirname "$0")
 . "$here/../common.sh"
 . "$here/lib.sh"
-. "$here/$scenario.sh"
+. "$here/$script.sh"
 
 guest_setup || { guest_finish "$RESULTS" 1; exit 1; }
 echo "bench: $scenario on $kernel ($(uname -r)), $(nproc) CPUs," \
