@@ -1,9 +1,10 @@
 #!/bin/bash
 # Live demonstration inside the VM: the same allocation-heavy workload in a
 # memory cgroup under memory.high, once with background reclaim off and,
-# when the kernel has it, with memory.reclaim_wmarks=auto, within the
-# default CPU budget for background reclaim and without one; sampled once
-# a second, then compared side by side.
+# when the kernel has it, with memory.reclaim_wmarks=auto, which the cgroup
+# pays for under its CPU controller, and with auto under an administrator's
+# cap of a tenth of a CPU (memory.reclaim_wmarks.budget); sampled once a
+# second, then compared side by side.
 # usage: demo.sh RESULTS_DIR MEMHOG
 set -u
 results=$1 memhog=$2
@@ -88,7 +89,7 @@ guest_setup || { guest_finish "$results" 1; exit 1; }
 echo Y > /sys/module/zswap/parameters/enabled 2>/dev/null
 mkdir -p /sys/fs/cgroup/probe
 if [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks.budget ]; then
-	cases="off auto nobudget"
+	cases="off auto capped"
 elif [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks ]; then
 	cases="off auto"
 else
@@ -101,7 +102,7 @@ for c in $cases; do
 	case $c in
 	off) run_case off - ;;
 	auto) run_case auto auto ;;
-	nobudget) run_case nobudget auto max ;;
+	capped) run_case capped auto "10000 100000" ;;
 	esac
 done
 

@@ -36,6 +36,27 @@ def render(results, reasons, header):
     return "\n".join(lines) + "\n"
 
 
+def parse_manifest(text, profiles):
+    """Parse 'name profile[,profile...] [plan]' lines into {name:
+    (profiles, plan)}: what a kernel with the series must produce under
+    each of PROFILES, and whether the program prints a TAP plan."""
+    entries = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        names = fields[1].split(",") if len(fields) > 1 else []
+        if (len(fields) not in (2, 3) or fields[2:] not in ([], ["plan"])
+                or not set(names) <= set(profiles)):
+            raise ValueError(f"manifest line {lineno}: expected 'name "
+                             f"{'|'.join(profiles)}[,...] [plan]': {line}")
+        if fields[0] in entries:
+            raise ValueError(f"manifest line {lineno}: {fields[0]} repeated")
+        entries[fields[0]] = (tuple(names), len(fields) == 3)
+    return entries
+
+
 @dataclass
 class Comparison:
     regressions: list = field(default_factory=list)   # (name, was, now)
@@ -44,11 +65,19 @@ class Comparison:
     flaky_failures: list = field(default_factory=list)
     newly_passing: list = field(default_factory=list)
     new_tests: list = field(default_factory=list)
+    absent: list = field(default_factory=list)     # (name, now): manifest
+    truncated: list = field(default_factory=list)  # (name, what is wrong)
     expected: dict = field(default_factory=dict)  # baseline with variants
+
+    def failing(self):
+        """The names of the tests that fail the run."""
+        return {entry[0] for entries in (self.regressions, self.new_failures,
+                                         self.absent, self.truncated)
+                for entry in entries}
 
     @property
     def ok(self):
-        return not self.regressions and not self.new_failures
+        return not self.failing()
 
 
 def with_variants(baseline, results):
@@ -71,31 +100,61 @@ def with_variants(baseline, results):
     return extended
 
 
-def compare(baseline, results):
+def check_plans(manifest, plans):
+    """(program, what is wrong) for each program whose subtest results do
+    not match its TAP plan "1..N", and each one the MANIFEST says prints a
+    plan that printed none: a program cut short by a crash or a timeout
+    has passed every subtest it got to, and only its plan tells that more
+    were due (test_bgreclaim's subtests are listed nowhere else).  A
+    program that never started is missing, not truncated."""
+    wrong = [(name, "no TAP plan (1..N)") for name, plan in manifest.items()
+             if plan and name in plans and plans[name][0] is None]
+    for name, (planned, ran) in plans.items():
+        if planned is not None and ran != planned:
+            wrong.append((name, f"{ran} results, its TAP plan says "
+                                f"1..{planned}"))
+    return wrong
+
+
+def compare(baseline, results, manifest=None, plans=None):
     """Compare {name: result} against a parsed baseline.
 
-    A test that passed on the base and now fails, skips or is missing is a
-    regression; a flaky one may pass or fail.  A test not in the baseline
-    was written for this series and this VM: it must pass, and a skip there
-    would hide a failure.  Variant runs are judged by with_variants()."""
+    A test the base runs must run: one that is missing now, or skips when
+    it did not skip on the base, is a regression, and so is a failure of a
+    test that passed or skipped there; a flaky one may pass or fail.  A test
+    not in the baseline was written for this series and this VM: it must
+    pass, and a skip there would hide a failure.  Variant runs are judged
+    by with_variants().  Each test of the MANIFEST ({name: prints a TAP
+    plan}) that is missing or skipped fails the run, and so does each
+    program of PLANS ({program: (planned, ran)}, from tap.parse()) cut
+    short: see check_plans()."""
     cmp = Comparison()
+    manifest = manifest or {}
+    for name in manifest:
+        now = results.get(name, "missing")
+        if now in ("missing", "skip"):
+            cmp.absent.append((name, now))
+    cmp.truncated = check_plans(manifest, plans or {})
+    absent = {name for name, _ in cmp.absent}
     baseline = with_variants(baseline, results)
     for name, (was, _) in baseline.items():
         now = results.get(name, "missing")
-        if was == "flaky":
-            if now != "pass":
-                cmp.flaky_failures.append((name, now))
-        elif was == "pass" and now != "pass":
-            cmp.regressions.append((name, was, now))
-        elif was != "pass" and now == "pass":
-            cmp.newly_passing.append(name)
-        elif was == "fail" and now == "fail":
+        if name in absent:
+            continue
+        if now == "fail" and was == "fail":
             cmp.known_failures.append(name)
+        elif now == "fail" and was == "flaky":
+            cmp.flaky_failures.append((name, now))
+        elif now == "pass":
+            if was in ("fail", "skip"):
+                cmp.newly_passing.append(name)
+        elif now != was:
+            cmp.regressions.append((name, was, now))
     for name, now in results.items():
         if name in baseline:
             continue
         cmp.new_tests.append((name, now))
-        if now != "pass":
+        if now != "pass" and name not in absent:
             cmp.new_failures.append((name, now))
     cmp.expected = baseline
     return cmp
@@ -122,4 +181,10 @@ def report(cmp):
                      f"{name}: {now}")
     for name, was, now in cmp.regressions:
         lines.append(f"REGRESSION: {name}: {was} on the base, {now} now")
+    for name, now in cmp.absent:
+        lines.append(f"MISSING (the series must produce it): {name}"
+                     if now == "missing" else
+                     f"SKIPPED (the series must run it): {name}")
+    for name, wrong in cmp.truncated:
+        lines.append(f"TRUNCATED: {name}: {wrong}")
     return "\n".join(lines)

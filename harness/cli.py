@@ -60,21 +60,25 @@ def cmd_demo(args):
 
 def cmd_selftests(args):
     """Run the suite and compare with the baseline (or rewrite it)."""
-    if args.update_baseline and (not args.base or args.profile != "full"):
-        raise HarnessError("the baseline records the whole suite on the "
-                           "unpatched base: use --base with "
-                           "--update-baseline, and the full profile")
+    want = guest_run.BASELINE_PROFILE.get(args.variant)
+    if args.update_baseline and (not args.base or args.profile != want):
+        raise HarnessError("a baseline records the unpatched base: use "
+                           "--base with --update-baseline, and the profile "
+                           f"make check runs on {args.variant} "
+                           f"(--profile {want})")
+    # Read before the long run, so that a broken manifest stops it.
+    manifest = guest_run.load_manifest(args.profile, args.base)
     if not args.no_build:
         _prepare(args.variant, args.base)
     profile = guest_run.PROFILES[args.profile]
     start = time.monotonic()
-    results, problems = guest_run.run_selftests(args.variant, args.base,
-                                                profile)
+    results, plans, problems = guest_run.run_selftests(
+        args.variant, args.base, profile)
     log(f"suite ran in {time.monotonic() - start:.0f}s")
     if args.update_baseline:
-        return _write_baseline(results, problems)
-    base = guest_run.load_baseline(profile.programs)
-    cmp = baseline.compare(base, results)
+        return _write_baseline(results, problems, args.variant)
+    base = guest_run.load_baseline(args.variant, profile.programs)
+    cmp = baseline.compare(base, results, manifest, plans)
     text = baseline.report(cmp)
     if text:
         print(text)
@@ -154,14 +158,14 @@ def cmd_bench(args):
     return 1 if failed else 0
 
 
-def _write_baseline(results, problems):
+def _write_baseline(results, problems, variant):
     if problems:
         for p in problems:
             print(p)
         log("not writing a baseline from a run with problems")
         return 1
     try:
-        old = guest_run.load_baseline()
+        old = guest_run.load_baseline(variant)
     except HarnessError:
         old = {}
     reasons = {n: r for n, (_, r) in old.items()}
@@ -171,17 +175,20 @@ def _write_baseline(results, problems):
     # The base cannot run the variants (PROGRAM@auto): keep their entries.
     results.update({n: r for n, (r, _) in old.items() if "@" in n})
     conf = deps.read_base_conf()
+    profile = guest_run.BASELINE_PROFILE[variant]
     header = [
-        "Results of the kselftest cgroup suite on the unpatched base",
-        f"{conf['package']} {conf['version']}, lean config, 2 vCPUs,",
+        f"Results of the kselftest cgroup suite ({profile} profile) on the "
+        "unpatched base",
+        f"{conf['package']} {conf['version']}, {variant} config, 2 vCPUs,",
         "4 GiB, TCG, cwd on ext4, 1 GiB swap (written by `make baseline`).",
         "Format: test result reason; flaky means seen both passing and",
         "failing.  Reasons and flaky marks are kept across rewrites.",
         "",
     ]
-    with open(guest_run.BASELINE, "w", encoding="utf-8") as f:
+    path = guest_run.baseline_path(variant)
+    with open(path, "w", encoding="utf-8") as f:
         f.write(baseline.render(results, reasons, header))
-    log(f"wrote {guest_run.BASELINE}")
+    log(f"wrote {path}")
     return 0
 
 

@@ -5,7 +5,8 @@ import os
 from . import baseline, build, splat, tap, tree, vm
 from .common import BUILD, GUEST, REPO, TREE, HarnessError, run
 
-BASELINE = os.path.join(REPO, "baseline", "cgroup-selftests.txt")
+BASELINE_DIR = os.path.join(REPO, "baseline")
+MANIFEST = os.path.join(BASELINE_DIR, "expected.txt")
 TEST_TIMEOUT = 600          # per test program, in the guest (TCG is slow)
 SUITE_TIMEOUT = 2400        # the whole boot, unless the profile says more
 
@@ -76,10 +77,11 @@ PROFILES = {
 
 
 def run_selftests(variant, base=False, profile=PROFILES["full"]):
-    """Boot the variant, run the profile; return (results, problems)."""
+    """Boot the variant, run the profile; return (results, plans, problems),
+    PLANS as tap.parse() gives them."""
     kernel = build.kernel_image(variant, base)
     rdir = rundir(f"selftests-{build.kernel_name(variant, base)}")
-    report = tap.LiveReport(_load_baseline())
+    report = tap.LiveReport(_load_baseline(variant))
     console = vm.boot(kernel, rdir,
                       [os.path.join(GUEST, "run-selftests.sh"), rdir,
                        build.kselftest_dir(variant, base),
@@ -93,12 +95,13 @@ def run_selftests(variant, base=False, profile=PROFILES["full"]):
                       echo=lambda line: report.line(line) or
                       vm.progress_line(line))
     problems = check_guest_log(rdir, console)
-    results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "")
+    plans = {}
+    results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "", plans)
     # Built-in KUnit suites ran at boot and reported on the console.
-    results.update(tap.parse_kunit(splat.kernel_messages(console)))
+    results.update(tap.parse_kunit(splat.kernel_messages(console), plans))
     if not results:
         problems.append("no test results were produced")
-    return results, problems
+    return results, plans, problems
 
 
 def run_repeat(variant, base, programs, rounds):
@@ -125,32 +128,61 @@ def run_repeat(variant, base, programs, rounds):
     return tally, problems
 
 
-def load_baseline(programs=()):
-    """The baseline, or the part of it about PROGRAMS when given."""
-    base = _load_baseline()
+# The profile each variant's baseline records: the lean kernel runs the
+# whole suite, the debug kernel the subset `make check` runs on it.
+BASELINE_PROFILE = {"lean": "full", "debug": "subset"}
+
+
+def baseline_path(variant):
+    """Each kernel variant is judged against the base built the same way:
+    a debug kernel's timing and checks make tests fail that pass on lean."""
+    suffix = "" if variant == "lean" else f"-{variant}"
+    return os.path.join(BASELINE_DIR, f"cgroup-selftests{suffix}.txt")
+
+
+def load_baseline(variant, programs=()):
+    """The variant's baseline, or the part of it about PROGRAMS."""
+    base = _load_baseline(variant)
     if not programs:
         return base
     return {name: r for name, r in base.items()
             if tap.plain_name(name.split(":")[0]) in programs}
 
 
-def _load_baseline():
-    text = _read(BASELINE)
+def load_manifest(profile, base=False):
+    """{name: prints a TAP plan} of what a run of PROFILE must produce on
+    a kernel with the series (baseline/expected.txt).  The series' tests
+    are in no baseline, so without this list one that is not there (never
+    built, a failed setup, a config without the KUnit suite) would go
+    unnoticed.  The unpatched base produces none of it."""
+    if base:
+        return {}
+    text = _read(MANIFEST)
     if text is None:
-        raise HarnessError(f"missing {BASELINE}; run `make baseline` on "
-                           "the unpatched base")
+        raise HarnessError(f"missing {MANIFEST}")
+    return {name: plan for name, (profiles, plan)
+            in baseline.parse_manifest(text, PROFILES).items()
+            if profile in profiles}
+
+
+def _load_baseline(variant):
+    path = baseline_path(variant)
+    text = _read(path)
+    if text is None:
+        raise HarnessError(f"missing {path}; run `make baseline "
+                           f"VARIANT={variant}` on the unpatched base")
     return baseline.parse(text)
 
 
 def summary_line(results, cmp):
     """'N passed, N failed, N skipped' over the guest tests.  Failures the
-    base kernel has too are counted as failed, never hidden; so are tests
-    that went missing and new tests that skipped."""
-    passed, failed, skipped = tap.counts(results)
-    missing = sum(1 for _, _, now in cmp.regressions if now == "missing")
-    new_skips = sum(1 for _, now in cmp.new_failures if now == "skip")
-    return (f"{passed} passed, {failed + missing + new_skips} failed, "
-            f"{skipped - new_skips} skipped")
+    base kernel has too are counted as failed, never hidden; so is every
+    test that fails the run without failing itself: one that went missing,
+    skipped when it must run, or was cut short of its TAP plan."""
+    judged = dict(results)
+    judged.update(dict.fromkeys(cmp.failing(), "fail"))
+    passed, failed, skipped = tap.counts(judged)
+    return f"{passed} passed, {failed} failed, {skipped} skipped"
 
 
 def compile_guest_programs():

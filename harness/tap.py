@@ -8,6 +8,9 @@ import re
 import time
 
 _RESULT = re.compile(r"^(not ok|ok)\s+\d+\s*(.*)$")
+_PLAN = re.compile(r"^\s*1\.\.(\d+)")
+_SUBTEST = re.compile(r"^\s*# Subtest: (\S+)")
+_KTAP_RESULT = re.compile(r"^(\s*)(not ok|ok)\s+\d+\s*(.*)$")
 _PROGRAM = re.compile(r"^selftests:\s*\S+:\s*(\S+)")
 _LEADING_DIRECTIVE = re.compile(r"#\s*(SKIP|XFAIL)\b\s*(.*)$", re.I)
 
@@ -26,13 +29,28 @@ def _classify(status, rest):
     return ("pass" if status == "ok" else "fail"), desc.strip()
 
 
-def parse(text):
+def _count_plan(plans, name, line):
+    """Note in PLANS[name] a subtest result or the plan "1..N" that LINE
+    is.  The plan alone lists a program's subtests (no baseline or
+    manifest does), so it is what shows a program cut short."""
+    planned, ran = plans.get(name, (None, 0))
+    m = _PLAN.match(line)
+    if m:
+        plans[name] = (int(m.group(1)), ran)
+    elif _KTAP_RESULT.match(line):
+        plans[name] = (planned, ran + 1)
+
+
+def parse(text, plans=None):
     """Return an ordered dict of test name -> result.
 
     A program with no result line of its own (the guest died while it ran)
     keeps the subtest results it printed and is itself left out, so the
-    baseline comparison reports it as missing."""
+    baseline comparison reports it as missing.  When PLANS is a dict, it
+    gets (N of its plan "1..N" or None, number of subtest results) for
+    each program."""
     results = {}
+    plans = {} if plans is None else plans
     program = None
     for raw in text.splitlines():
         line = raw.rstrip()
@@ -41,9 +59,13 @@ def parse(text):
             m = _PROGRAM.match(inner)
             if m:
                 program = m.group(1)
+                plans[program] = (None, 0)
                 continue
+            if not program:
+                continue
+            _count_plan(plans, program, inner)
             m = _RESULT.match(inner)
-            if m and program:
+            if m:
                 result, desc = _classify(m.group(1), m.group(2))
                 if desc:
                     results[f"{program}:{desc}"] = result
@@ -64,21 +86,22 @@ def counts(results):
     return (values.count("pass"), values.count("fail"), values.count("skip"))
 
 
-_SUBTEST = re.compile(r"^\s*# Subtest: (\S+)")
-_KTAP_RESULT = re.compile(r"^(\s*)(not ok|ok)\s+\d+\s*(.*)$")
-
-
-def parse_kunit(messages):
+def parse_kunit(messages, plans=None):
     """Results of built-in KUnit suites from kernel log messages (KTAP, with
     printk timestamps already stripped): "kunit:suite" for each suite and
-    "kunit:suite:case" for each of its cases."""
+    "kunit:suite:case" for each of its cases; PLANS as in parse(), for
+    "kunit:suite"."""
     results = {}
+    plans = {} if plans is None else plans
     suite = None
     for msg in messages:
         m = _SUBTEST.match(msg)
         if m:
             suite = m.group(1)
+            plans[f"kunit:{suite}"] = (None, 0)
             continue
+        if suite is not None and msg[:1].isspace():
+            _count_plan(plans, f"kunit:{suite}", msg)
         m = _KTAP_RESULT.match(msg)
         if not m or suite is None:
             continue

@@ -1,6 +1,11 @@
+import os
+import re
 import unittest
 
-from harness import baseline
+from harness import baseline, guest_run, tap
+from harness.common import GUEST
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 BASE = """\
 # comment
@@ -56,19 +61,22 @@ class CompareTest(unittest.TestCase):
 
     def test_regression_fail_skip_and_missing(self):
         cmp = baseline.compare(self.base, {"test_a": "fail", "test_b": "fail",
-                                           "test_c": "skip"})
+                                           "test_c": "skip",
+                                           "test_e": "pass"})
         self.assertFalse(cmp.ok)
         self.assertEqual(cmp.regressions, [("test_a", "pass", "fail"),
                                            ("test_d", "pass", "missing")])
         cmp = baseline.compare(self.base, {"test_a": "skip", "test_b": "fail",
                                            "test_c": "skip",
-                                           "test_d": "pass"})
+                                           "test_d": "pass",
+                                           "test_e": "pass"})
         self.assertEqual(cmp.regressions, [("test_a", "pass", "skip")])
 
     def test_newly_passing_is_reported_not_failed(self):
         cmp = baseline.compare(self.base, {"test_a": "pass", "test_b": "pass",
                                            "test_c": "skip",
-                                           "test_d": "pass"})
+                                           "test_d": "pass",
+                                           "test_e": "fail"})
         self.assertTrue(cmp.ok)
         self.assertEqual(cmp.newly_passing, ["test_b"])
         self.assertIn("newly passing: test_b", baseline.report(cmp))
@@ -112,7 +120,8 @@ class VariantTest(unittest.TestCase):
             "t_mem": "pass", "t_mem:low": "pass", "t_mem:reclaim": "fail",
             "t_core": "pass", "t_mem@auto": "pass"})
         self.assertEqual(cmp.regressions,
-                         [("t_mem@auto:low", "pass", "missing")])
+                         [("t_mem@auto:low", "pass", "missing"),
+                          ("t_mem@auto:reclaim", "fail", "missing")])
 
 
 class ReportTest(unittest.TestCase):
@@ -143,3 +152,245 @@ class VariantEntryTest(unittest.TestCase):
                                            "t_mem:sock": "pass"})
         self.assertEqual(cmp.regressions, [])
         self.assertEqual(cmp.flaky_failures, [])
+
+
+class TransitionTest(unittest.TestCase):
+    """Every baseline result against every result of a run."""
+    # was -> {now: where compare() puts it}
+    TABLE = {
+        "pass": {"pass": None, "fail": "regressions", "skip": "regressions",
+                 "missing": "regressions"},
+        "fail": {"pass": "newly_passing", "fail": "known_failures",
+                 "skip": "regressions", "missing": "regressions"},
+        "skip": {"pass": "newly_passing", "fail": "regressions",
+                 "skip": None, "missing": "regressions"},
+        "flaky": {"pass": None, "fail": "flaky_failures",
+                  "skip": "regressions", "missing": "regressions"},
+    }
+
+    def test_every_transition(self):
+        for was, nows in self.TABLE.items():
+            for now, where in nows.items():
+                with self.subTest(was=was, now=now):
+                    results = {} if now == "missing" else {"t": now}
+                    cmp = baseline.compare({"t": (was, "why")}, results)
+                    found = [f for f in ("regressions", "known_failures",
+                                         "flaky_failures", "newly_passing")
+                             if getattr(cmp, f)]
+                    self.assertEqual(found, [where] if where else [])
+                    self.assertEqual(cmp.ok, where != "regressions")
+
+    def test_skip_to_fail_and_missing_are_reported(self):
+        base = baseline.parse("t_a skip no hugetlb\nt_b skip 8 CPUs\n"
+                              "t_c fail known\n")
+        cmp = baseline.compare(base, {"t_a": "fail", "t_c": "skip"})
+        self.assertEqual(baseline.report(cmp).splitlines(), [
+            "REGRESSION: t_a: skip on the base, fail now",
+            "REGRESSION: t_b: skip on the base, missing now",
+            "REGRESSION: t_c: fail on the base, skip now"])
+
+
+# The tests of the series as the guest scripts print them, around the
+# capture of a base run: the kselftest with its plan (run_kselftest.sh),
+# its MGLRU+zswap pass (tap_program), the other programs of the full
+# profile; the @auto pass is made from the capture, as run-selftests.sh
+# makes it.
+BGR_CASES = ["test_bgr_grammar", "test_bgr_effective", "test_bgr_inherit",
+             "test_bgr_pagecache", "test_bgr_anon_swap", "test_bgr_ancestor",
+             "test_bgr_backoff", "test_bgr_rmdir_pending",
+             "test_bgr_high_backstop", "test_bgr_budget",
+             "test_bgr_delegation"]
+
+
+def _bgreclaim(name, number):
+    return "\n".join(
+        [f"# selftests: cgroup: {name}", "# TAP version 13",
+         f"# 1..{len(BGR_CASES)}"] +
+        [f"# ok {i} {case}" for i, case in enumerate(BGR_CASES, 1)] +
+        [f"ok {number} selftests: cgroup: {name}"]) + "\n"
+
+
+def _auto_pass(capture, programs):
+    """The @auto pass: the PROGRAMS' runs again, renamed by the sed of
+    run-selftests.sh."""
+    lines = ["TAP version 13", f"1..{len(programs)}"]
+    for program in programs:
+        start = capture.index(f"# selftests: cgroup: {program}\n")
+        end = re.compile(rf"^(not )?ok \d+ selftests: cgroup: {program}\b.*$",
+                         re.M).search(capture, start).end()
+        lines += [re.sub(r"^(.*selftests: cgroup: \S*)", r"\1@auto", line)
+                  for line in capture[start:end].splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def _simple(names):
+    return "".join(f"# selftests: cgroup: {name}\n# output\n"
+                   f"ok {i} selftests: cgroup: {name}\n"
+                   for i, name in enumerate(names, 1))
+
+
+with open(os.path.join(DATA, "kselftest-cgroup.tap"), encoding="utf-8") as f:
+    CAPTURE = f.read()
+BGRECLAIM = _bgreclaim("test_bgreclaim", 14)
+SERIES_TAP = (
+    CAPTURE + BGRECLAIM + _bgreclaim("test_bgreclaim-mglru-zswap", 1) +
+    _auto_pass(CAPTURE, ["test_kmem", "test_memcontrol"]) +
+    _simple(["fuzz-wmarks", "memcg-bgreclaim-top"]) +
+    _simple(f"runtime-{rt}-{how}" for rt in ("crun", "runc")
+            for how in ("auto", "explicit", "invalid")))
+KUNIT = """\
+KTAP version 1
+1..2
+    KTAP version 1
+    # Subtest: memcg_bgreclaim
+    # module: memcontrol_bgreclaim
+    1..3
+    ok 1 memcg_bgr_test_parse_valid
+    ok 2 memcg_bgr_test_parse_invalid
+    ok 3 memcg_bgr_test_auto
+# memcg_bgreclaim: pass:3 fail:0 skip:0 total:3
+ok 1 memcg_bgreclaim
+    KTAP version 1
+    # Subtest: sched_cgroup_ctx
+    1..1
+    ok 1 sched_cgroup_test_enter_leave
+# sched_cgroup_ctx: pass:1 fail:0 skip:0 total:1
+ok 2 sched_cgroup_ctx
+"""
+# The base as the capture ran it.
+CAPTURE_BASE = {name: (result, "") for name, result
+                in tap.parse(CAPTURE).items()}
+
+
+class ManifestTest(unittest.TestCase):
+    """The committed manifest against runs of the full profile made from
+    the capture (guest_run.run_selftests() parses a run the same way)."""
+
+    def judge(self, text, kunit=KUNIT, base=False):
+        plans = {}
+        results = tap.parse(text, plans)
+        results.update(tap.parse_kunit(kunit.splitlines(), plans))
+        cmp = baseline.compare(CAPTURE_BASE, results,
+                               guest_run.load_manifest("full", base), plans)
+        return results, cmp
+
+    def failures(self, cmp):
+        """The report's lines that fail the run: FAILED, REGRESSION,
+        MISSING, SKIPPED, TRUNCATED."""
+        return [line for line in baseline.report(cmp).splitlines()
+                if line.split(" ")[0].isupper()]
+
+    def test_complete_run_is_ok(self):
+        results, cmp = self.judge(SERIES_TAP)
+        self.assertTrue(cmp.ok, baseline.report(cmp))
+        self.assertEqual(guest_run.summary_line(results, cmp),
+                         "131 passed, 16 failed, 4 skipped")
+
+    def test_missing_program(self):
+        results, cmp = self.judge(SERIES_TAP.replace(BGRECLAIM, ""))
+        self.assertFalse(cmp.ok)
+        self.assertEqual(self.failures(cmp), [
+            "MISSING (the series must produce it): test_bgreclaim"])
+        self.assertEqual(guest_run.summary_line(results, cmp),
+                         "119 passed, 17 failed, 4 skipped")
+
+    def test_truncated_plan(self):
+        cut = BGRECLAIM.replace("# ok 11 test_bgr_delegation\n", "")
+        _, cmp = self.judge(SERIES_TAP.replace(BGRECLAIM, cut))
+        self.assertEqual(self.failures(cmp), [
+            "TRUNCATED: test_bgreclaim: 10 results, its TAP plan says 1..11"])
+
+    def test_guest_died_in_a_program(self):
+        text = SERIES_TAP[:SERIES_TAP.index("# ok 4 test_bgr_pagecache")]
+        results, cmp = self.judge(text)
+        failures = self.failures(cmp)
+        self.assertIn("MISSING (the series must produce it): test_bgreclaim",
+                      failures)
+        self.assertIn("MISSING (the series must produce it): fuzz-wmarks",
+                      failures)
+        self.assertEqual(failures[-1], "TRUNCATED: test_bgreclaim: "
+                         "3 results, its TAP plan says 1..11")
+        # Missing and cut short, it is counted once.
+        self.assertEqual(guest_run.summary_line(results, cmp),
+                         "86 passed, 22 failed, 4 skipped")
+
+    def test_no_plan(self):
+        _, cmp = self.judge(SERIES_TAP.replace("# 1..11\n", "", 1))
+        self.assertEqual(self.failures(cmp), [
+            "TRUNCATED: test_bgreclaim: no TAP plan (1..N)"])
+
+    def test_plan_of_a_base_program(self):
+        text = SERIES_TAP.replace("# ok 2 test_pids_events\n", "")
+        _, cmp = self.judge(text)
+        self.assertEqual(self.failures(cmp), [
+            "REGRESSION: test_pids:test_pids_events: pass on the base, "
+            "missing now",
+            "TRUNCATED: test_pids: 1 results, its TAP plan says 1..2"])
+
+    def test_skipped_series_test(self):
+        skipped = ("# selftests: cgroup: test_bgreclaim\n"
+                   "# 1..0 # SKIP no memory.reclaim_wmarks\n"
+                   "ok 14 selftests: cgroup: test_bgreclaim # SKIP\n")
+        results, cmp = self.judge(SERIES_TAP.replace(BGRECLAIM, skipped))
+        self.assertEqual(self.failures(cmp), [
+            "SKIPPED (the series must run it): test_bgreclaim"])
+        self.assertEqual(guest_run.summary_line(results, cmp),
+                         "119 passed, 17 failed, 4 skipped")
+
+    def test_kunit_suite_absent(self):
+        _, cmp = self.judge(SERIES_TAP, kunit="")
+        self.assertEqual(self.failures(cmp), [
+            "MISSING (the series must produce it): kunit:memcg_bgreclaim",
+            "MISSING (the series must produce it): kunit:sched_cgroup_ctx"])
+
+    def test_kunit_suite_cut_short(self):
+        _, cmp = self.judge(SERIES_TAP, KUNIT.replace("    ok 3", "    x"))
+        self.assertEqual(self.failures(cmp), [
+            "TRUNCATED: kunit:memcg_bgreclaim: 2 results, its TAP plan says "
+            "1..3"])
+
+    def test_auto_pass_absent(self):
+        auto = _auto_pass(CAPTURE, ["test_kmem", "test_memcontrol"])
+        _, cmp = self.judge(SERIES_TAP.replace(auto, ""))
+        self.assertEqual(self.failures(cmp), [
+            "MISSING (the series must produce it): test_memcontrol@auto",
+            "MISSING (the series must produce it): test_kmem@auto"])
+
+    def test_base_owes_nothing(self):
+        _, cmp = self.judge(CAPTURE, kunit="", base=True)
+        self.assertTrue(cmp.ok, baseline.report(cmp))
+
+    def test_profiles(self):
+        subset = guest_run.load_manifest("subset")
+        self.assertIn("stress-churn", subset)
+        self.assertNotIn("runtime-crun-auto", subset)
+        self.assertNotIn("test_kmem@auto", subset)
+        self.assertNotIn("stress-churn", guest_run.load_manifest("full"))
+        self.assertNotIn("test_memcontrol@auto",
+                         guest_run.load_manifest("stress"))
+        self.assertTrue(subset["test_bgreclaim"])
+        self.assertTrue(subset["kunit:memcg_bgreclaim"])
+        self.assertFalse(subset["fuzz-wmarks"])
+
+    def test_stress_phases_match_the_script(self):
+        with open(os.path.join(GUEST, "stress.sh"), encoding="utf-8") as f:
+            phases = re.search(r"PHASES=\$\{\*:-(.*)\}", f.read()).group(1)
+        self.assertEqual(
+            sorted(n for n in guest_run.load_manifest("stress")
+                   if n.startswith("stress-")),
+            sorted(f"stress-{p}" for p in phases.split()))
+
+
+class ParseManifestTest(unittest.TestCase):
+    PROFILES = ("full", "subset")
+
+    def test_parse(self):
+        self.assertEqual(baseline.parse_manifest(
+            "# comment\nt_a full,subset plan\nt_b subset\n", self.PROFILES),
+            {"t_a": (("full", "subset"), True), "t_b": (("subset",), False)})
+
+    def test_rejects_bad_lines(self):
+        for text in ("t_a\n", "t_a ful\n", "t_a full planned\n",
+                     "t_a full plan x\n", "t_a full\nt_a subset\n"):
+            with self.subTest(text=text), self.assertRaises(ValueError):
+                baseline.parse_manifest(text, self.PROFILES)

@@ -56,6 +56,15 @@ class ParseTest(unittest.TestCase):
     def test_empty_input(self):
         self.assertEqual(tap.parse(""), {})
 
+    def test_plans(self):
+        plans = {}
+        tap.parse(SAMPLE + "# selftests: cgroup: cut\n# 1..3\n# ok 1 a\n",
+                  plans)
+        self.assertEqual(plans, {"test_memcontrol": (4, 4),
+                                 "test_stress.sh": (None, 0),
+                                 "test_cpuset_prs.sh": (None, 0),
+                                 "cut": (3, 1)})
+
     def test_real_capture(self):
         path = os.path.join(DATA, "kselftest-cgroup.tap")
         with open(path, encoding="utf-8") as f:
@@ -101,6 +110,12 @@ class ParseKunitTest(unittest.TestCase):
             "kunit:other:case_a": "pass",
             "kunit:other": "pass",
         })
+
+    def test_plans(self):
+        plans = {}
+        tap.parse_kunit(KUNIT_LOG.splitlines(), plans)
+        self.assertEqual(plans, {"kunit:memcg_bgreclaim": (3, 3),
+                                 "kunit:other": (1, 1)})
 
     def test_no_kunit(self):
         self.assertEqual(tap.parse_kunit(["booting", "ok 1 not kunit"]), {})
