@@ -5,12 +5,12 @@ HARNESS := python3 -m harness
 VARIANT ?= lean
 
 .PHONY: demo check unit setup refresh export checkpatch kernel selftests \
-	baseline bisect bench selftests-debug stress
+	baseline bisect bench selftests-debug selftests-numa stress
 
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo --variant $(VARIANT)
 
-check: unit checkpatch selftests selftests-debug   ## everything CI runs
+check: unit checkpatch selftests selftests-numa selftests-debug   ## everything CI runs
 
 unit:                  ## harness unit tests (no kernel needed)
 	$(HARNESS) unit
@@ -35,6 +35,9 @@ selftests:             ## cgroup kselftests in a VM, against the baseline
 
 selftests-debug:       ## the debug kernel (KASAN, lockdep...): series tests, memcg tests, fuzz, stress
 	$(HARNESS) selftests --variant debug --profile subset
+
+selftests-numa:        ## the series' tests in a guest of two NUMA nodes (lean kernel)
+	$(HARNESS) selftests --variant lean --profile numa
 
 stress:                ## the long race/fuzz run on the debug kernel (more than an hour under TCG)
 	$(HARNESS) selftests --variant debug --profile stress

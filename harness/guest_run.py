@@ -47,11 +47,13 @@ class Profile:
     empty), then, on a kernel with the series, fuzz inputs for
     memory.reclaim_wmarks and the race stress phases (guest/stress.sh),
     all in one boot of at most TIMEOUT seconds, each program at most
-    TEST_TIMEOUT."""
+    TEST_TIMEOUT, on a guest of NUMA_NODES nodes."""
 
     def __init__(self, programs, fuzz_inputs, stress_cycles, stress_seconds,
-                 timeout=SUITE_TIMEOUT, test_timeout=TEST_TIMEOUT):
+                 timeout=SUITE_TIMEOUT, test_timeout=TEST_TIMEOUT,
+                 numa_nodes=1):
         self.programs = programs
+        self.numa_nodes = numa_nodes
         self.fuzz_inputs = fuzz_inputs
         self.stress_cycles = stress_cycles
         self.stress_seconds = stress_seconds
@@ -73,6 +75,9 @@ PROFILES = {
     # each churn cycle over half a second.
     "stress": Profile(["test_bgreclaim"], 50000, 2000, 60, 4 * 3600,
                       test_timeout=1800),
+    # The series' tests on a guest of two NUMA nodes, one vCPU each, on
+    # the lean kernel: the pool's bound is the machine's, not a node's.
+    "numa": Profile(["test_bgreclaim"], 200, 0, 0, numa_nodes=2),
 }
 
 
@@ -80,7 +85,8 @@ def run_selftests(variant, base=False, profile=PROFILES["full"]):
     """Boot the variant, run the profile; return (results, plans, problems),
     PLANS as tap.parse() gives them."""
     kernel = build.kernel_image(variant, base)
-    rdir = rundir(f"selftests-{build.kernel_name(variant, base)}")
+    suffix = "-numa" if profile.numa_nodes > 1 else ""
+    rdir = rundir(f"selftests-{build.kernel_name(variant, base)}{suffix}")
     # The first run of `make baseline` for a variant has no baseline yet.
     have_baseline = os.path.exists(baseline_path(variant))
     report = tap.LiveReport(_load_baseline(variant) if have_baseline else {})
@@ -101,7 +107,8 @@ def run_selftests(variant, base=False, profile=PROFILES["full"]):
                        str(profile.stress_seconds)] + programs,
                       timeout=profile.timeout,
                       echo=lambda line: report.line(line) or
-                      vm.progress_line(line))
+                      vm.progress_line(line),
+                      numa_nodes=profile.numa_nodes)
     problems = check_guest_log(rdir, console)
     plans = {}
     results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "", plans)

@@ -46,8 +46,32 @@ def progress_line(line):
     return line.rstrip() if _PROGRESS.match(line) else None
 
 
-def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
-         echo=progress_line, icount=False):
+def numa_options(nodes, cpus, memory_gib):
+    """vng options for a guest of NODES NUMA nodes that share the CPUs and
+    the memory evenly."""
+    if cpus % nodes or memory_gib % nodes:
+        raise HarnessError(f"{cpus} vCPUs and {memory_gib} GiB do not split "
+                           f"evenly into {nodes} NUMA nodes")
+    per = cpus // nodes
+    opts = []
+    for node in range(nodes):
+        first = node * per
+        opts += ["--numa", f"{memory_gib // nodes}G,cpus={first}"
+                 + (f"-{first + per - 1}" if per > 1 else "")]
+    return opts
+
+
+def smp_topology(cpus, nodes):
+    """QEMU's -smp for CPUS vCPUs on NODES NUMA nodes: a socket per node,
+    since CPUs of one socket share a last-level cache, and the kernel
+    warns at boot (topology_sane()) when those are on different nodes."""
+    if nodes <= 1:
+        return str(cpus)
+    return f"{cpus},sockets={nodes},cores={cpus // nodes},threads=1"
+
+
+def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
+         echo=progress_line, icount=False, numa_nodes=1):
     """Boot `kernel` and run `command` (a list) as root in the guest.
 
     The guest may write into `rundir`.  Its whole console output goes to
@@ -55,13 +79,16 @@ def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
     nothing).  With `icount`, the guest's clocks count the instructions
     it executes (one per nanosecond) instead of following the host's, so a
     CPU-time measurement in the guest does not depend on how the host
-    schedules the emulator; it needs TCG.  Returns the console text.
-    Raises HarnessError on timeout."""
+    schedules the emulator; it needs TCG.  With NUMA_NODES above 1, the
+    CPUs and memory are split evenly into that many nodes.  Returns the
+    console text.  Raises HarnessError on timeout."""
     os.makedirs(rundir, exist_ok=True)
     disks = make_disks(rundir)
     cmd = ["timeout", "--kill-after=10", str(timeout), VNG, "--run", kernel, "--verbose", "--force-9p",
-           "--disable-microvm", "--cpus", str(cpus), "--memory", memory,
-           "--rwdir", rundir, "--user", "root"]
+           "--disable-microvm", "--cpus", smp_topology(cpus, numa_nodes),
+           "--memory", f"{memory_gib}G", "--rwdir", rundir, "--user", "root"]
+    if numa_nodes > 1:
+        cmd += numa_options(numa_nodes, cpus, memory_gib)
     if icount or not kvm_usable():
         cmd.append("--disable-kvm")
     for disk in disks:
@@ -76,7 +103,8 @@ def boot(kernel, rundir, command, cpus=2, memory="4G", timeout=3600,
                                + command)]
     if icount:
         cmd.append("--qemu-opts=-icount shift=0")
-    log(f"booting {os.path.relpath(kernel)} ({cpus} vCPUs, {memory})")
+    log(f"booting {os.path.relpath(kernel)} ({cpus} vCPUs, {memory_gib} GiB"
+        + (f", {numa_nodes} NUMA nodes)" if numa_nodes > 1 else ")"))
     console_path = os.path.join(rundir, "console.log")
     start = time.monotonic()
     lines = []

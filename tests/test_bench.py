@@ -37,7 +37,7 @@ class StatsTest(unittest.TestCase):
         trials = [{"variant": "off", "round": r, "x": x, "name": "s"}
                   for r, x in ((1, 3), (2, 1), (3, 2))]
         stats = bench.summarize(trials)
-        self.assertEqual(stats["off"]["x"], (2, 1, 3, 3))
+        self.assertEqual(stats["off"]["x"], (2, 1, 3, 3, [3, 1, 2]))
         self.assertNotIn("round", stats["off"])
         self.assertNotIn("name", stats["off"])
 
@@ -134,29 +134,44 @@ class TraceTest(unittest.TestCase):
 
 
 class TargetTest(unittest.TestCase):
-    STATS = {"off": {"p99": (100.0, 90.0, 120.0, 3)},
-             "auto": {"p99": (8.0, 7.0, 9.0, 3)}}
+    STATS = {"off": {"p99": (100.0, 90.0, 120.0, 3, [90.0, 100.0, 120.0])},
+             "auto": {"p99": (8.0, 7.0, 9.0, 3, [7.0, 8.0, 9.0])},
+             "pct": {"p99": (100.0, 80.0, 130.0, 3, [80.0, 100.0, 130.0])},
+             "zero": {"p99": (0, 0, 0, 3, [0, 0, 0])}}
 
-    def test_ratio_met_and_missed(self):
-        met, text = bench.Target("t", "p99", "auto", "off", 0.1).check(
+    def test_ratio_met_and_missed_from_the_interval(self):
+        verdict, text = bench.Target("t", "p99", "auto", "off", 0.1).check(
             self.STATS)
-        self.assertTrue(met)
+        self.assertEqual(verdict, "met")
         self.assertIn("0.080x", text)
-        met, _ = bench.Target("t", "p99", "auto", "off", 0.05).check(
+        self.assertIn("95% CI", text)
+        verdict, _ = bench.Target("t", "p99", "auto", "off", 0.05).check(
             self.STATS)
-        self.assertFalse(met)
+        self.assertEqual(verdict, "MISSED")
+
+    def test_overlap_is_inconclusive(self):
+        verdict, _ = bench.Target("t", "p99", "pct", "off", 1.0).check(
+            self.STATS)
+        self.assertEqual(verdict, "inconclusive")
+
+    def test_zero_reference_is_not_judged(self):
+        verdict, text = bench.Target("t", "p99", "auto", "zero", 1).check(
+            self.STATS)
+        self.assertIsNone(verdict)
+        self.assertIn("the reference is 0", text)
 
     def test_unmeasured_is_not_judged(self):
-        met, text = bench.Target("t", "p99", "userspace", "off", 1).check(
-            self.STATS)
-        self.assertIsNone(met)
+        verdict, text = bench.Target("t", "p99", "userspace", "off",
+                                     1).check(self.STATS)
+        self.assertIsNone(verdict)
         self.assertEqual(text, "not measured")
 
     def test_bound_uses_the_worst_trial(self):
-        self.assertFalse(bench.Bound("t", "p99", "auto", 8.5).check(
-            self.STATS)[0])
-        self.assertTrue(bench.Bound("t", "p99", "auto", 7.0,
-                                    at_most=False).check(self.STATS)[0])
+        self.assertEqual(bench.Bound("t", "p99", "auto", 8.5).check(
+            self.STATS)[0], "MISSED")
+        self.assertEqual(bench.Bound("t", "p99", "auto", 7.0,
+                                     at_most=False).check(self.STATS)[0],
+                         "met")
 
 
 if __name__ == "__main__":

@@ -41,21 +41,33 @@ auto_gap() {
 # set_variant CGROUP VARIANT LIMIT_BYTES: configure background reclaim for
 # VARIANT: "off", "userspace" (starts psi-reclaimer, PID in RECLAIMER_PID),
 # "auto", or "pct-H-L" for "high=H% low=L%" (no spaces: variant names
-# travel on the guest's command line).
+# travel on the guest's command line), each with optional suffixes:
+#   +budget  the cgroup's background reclaim capped at 10% of one CPU
+#            (memory.reclaim_wmarks.budget 10000 100000), the default
+#            before the cgroup paid for it (patch 0011);
+#   +cpumax  the cgroup limited to VARIANT_CPU_MAX of one CPU (cpu.max),
+#            its tasks and its worker together.
+VARIANT_CPU_MAX="25000 100000"
 RECLAIMER_PID=
 set_variant() {
-	local cg=$1 variant=${2%+nobudget} limit=$3
+	local cg=$1 variant=${2%%+*} limit=$3 opt
 	RECLAIMER_PID=
-	# VARIANT+nobudget: VARIANT with no CPU budget for background reclaim,
-	# in CGROUP and its ancestors up to $BENCH_CG, since a budget bounds
-	# its whole subtree.
-	if [ "$variant" != "$2" ]; then
-		local c=$cg
-		while :; do
-			echo max > "$c/memory.reclaim_wmarks.budget" || return 1
-			case $c in "$BENCH_CG"/*) c=${c%/*} ;; *) break ;; esac
-		done
-	fi
+	for opt in $(echo "${2#"$variant"}" | tr + ' '); do
+		case $opt in
+		budget)
+			echo "10000 100000" > "$cg/memory.reclaim_wmarks.budget" ||
+				return 1
+			;;
+		cpumax)
+			echo +cpu > "${cg%/*}/cgroup.subtree_control" &&
+				echo "$VARIANT_CPU_MAX" > "$cg/cpu.max" || return 1
+			;;
+		*)
+			echo "bench: unknown variant option +$opt" >&2
+			return 1
+			;;
+		esac
+	done
 	case $variant in
 	off | base) ;;
 	userspace)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run one benchmark scenario in the VM: ROUNDS rounds, each running every
-# VARIANT once in order, so that drift in the emulated machine spreads
-# evenly over the variants.  Each trial appends one JSON object to
+# VARIANT once in an order shuffled anew in every round, so that neither
+# drift in the emulated machine nor what a trial leaves behind for the
+# next favours a variant.  Each trial appends one JSON object to
 # RESULTS_DIR/trials.jsonl.  SCRIPT.sh holds the scenario's trial();
 # scenarios that differ only in their variants or the VM's clock share one.
 # usage: run.sh RESULTS_DIR BIN_DIR SCENARIO SCRIPT ROUNDS KERNEL VARIANT...
@@ -28,8 +29,10 @@ done
 scenario_setup || { guest_finish "$RESULTS" 1; exit 1; }
 rc=0
 for round in $(seq 1 "$rounds"); do
-	for v in "$@"; do
-		echo "bench: round $round/$rounds: $v"
+	slot=0
+	for v in $(printf '%s\n' "$@" | shuf); do
+		slot=$((slot + 1))
+		echo "bench: round $round/$rounds, slot $slot: $v"
 		TRIAL_ID=$kernel-$v-$round
 		TRIAL_ID=${TRIAL_ID//[^A-Za-z0-9.-]/_}
 		if ! out=$(trial "$v"); then
@@ -39,7 +42,7 @@ for round in $(seq 1 "$rounds"); do
 		fi
 		# shellcheck disable=SC2086
 		json scenario "$scenario" kernel "$kernel" variant "$v" \
-			round "$round" $out >> "$RESULTS/trials.jsonl"
+			round "$round" slot "$slot" $out >> "$RESULTS/trials.jsonl"
 	done
 done
 guest_finish "$RESULTS" "$rc"

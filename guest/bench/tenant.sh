@@ -5,7 +5,7 @@
 # variants are the tenant's setting: "off", "auto", and the most
 # aggressive one the grammar accepts, pct-0.02-0.01 (high=0.02%
 # low=0.01%: the worker is due whenever the tenant holds more than 13 KiB,
-# and reclaims everything it reads).
+# and reclaims everything it reads); +budget and +cpumax as in lib.sh.
 
 TENANT_MAX=$((64 << 20))
 TENANT_FILE_MIB=128
@@ -57,6 +57,7 @@ trial() {
 	echo "bystander_cpu_share $(echo "$(cpu_stat_of "$by_cg" usage_usec) / ($TENANT_SECONDS * $(nproc) * 1000000)" | bc -l)"
 	echo "tenant_mib_per_s $(echo "$(wc -l < "$SCRATCH/tenant.passes") * 16 / $wall" | bc -l)"
 	echo "tenant_cpu_s $(echo "$(cpu_stat_of "$tenant_cg" usage_usec) / 1000000" | bc -l)"
+	echo "tenant_cpu_pct $(echo "$(cpu_stat_of "$tenant_cg" usage_usec) / ($wall * 10000)" | bc -l)"
 	echo "worker_cpu_s $(echo "$(stat_of "$tenant_cg" bgreclaim_cpu_usec) / 1000000" | bc -l)"
 	echo "worker_cpu_pct $(echo "$(stat_of "$tenant_cg" bgreclaim_cpu_usec) / ($wall * $(nproc) * 10000)" | bc -l)"
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"

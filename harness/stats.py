@@ -1,0 +1,63 @@
+"""Statistics that settle a benchmark's verdicts.
+
+A target compares two variants measured in the same run as a ratio of
+their medians.  With a handful of trials per variant the ratio of two
+medians is itself noisy, so the verdict is read from a bootstrap 95%
+confidence interval of that ratio, not from the point estimate: met when
+the whole interval satisfies the target, missed when none of it does,
+and inconclusive otherwise.  Resampling uses a fixed seed, so a report
+rewritten from the same trials gives the same intervals."""
+
+import random
+import statistics
+
+RESAMPLES = 4000
+CONFIDENCE = 0.95
+SEED = 20260101
+
+MET, MISSED, INCONCLUSIVE = "met", "MISSED", "inconclusive"
+
+
+def _quantile(ordered, q):
+    """Linear-interpolation quantile of a sorted, non-empty list."""
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    if ordered[lo] == ordered[hi]:
+        return ordered[lo]
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def ratio_interval(mine, ref, resamples=RESAMPLES, seed=SEED):
+    """(ratio of medians, lower, upper): the bootstrap percentile interval
+    of median(mine) / median(ref), each resampled with replacement on its
+    own.  A resample whose reference median is 0 gives an infinite ratio
+    (0 when its own median is 0 too).  None if the reference's median is
+    0, where no ratio exists."""
+    if not mine or not ref:
+        raise ValueError("both samples need at least one value")
+    ref_median = statistics.median(ref)
+    if ref_median == 0:
+        return None
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        a = statistics.median(rng.choices(mine, k=len(mine)))
+        b = statistics.median(rng.choices(ref, k=len(ref)))
+        ratios.append(a / b if b else (float("inf") if a else 0.0))
+    ratios.sort()
+    tail = (1 - CONFIDENCE) / 2
+    return (statistics.median(mine) / ref_median,
+            _quantile(ratios, tail), _quantile(ratios, 1 - tail))
+
+
+def verdict(lower, upper, factor, at_most=True):
+    """met, MISSED or inconclusive for "the ratio is at most (or at least)
+    factor", given the ratio's confidence interval [lower, upper]."""
+    if at_most:
+        if upper <= factor:
+            return MET
+        return MISSED if lower > factor else INCONCLUSIVE
+    if lower >= factor:
+        return MET
+    return MISSED if upper < factor else INCONCLUSIVE

@@ -1,0 +1,56 @@
+import unittest
+
+from harness import stats
+
+
+class RatioIntervalTest(unittest.TestCase):
+    def test_clear_difference_is_met_or_missed(self):
+        mine = [10, 11, 12, 10, 11]
+        ref = [20, 21, 19, 20, 22]
+        point, lower, upper = stats.ratio_interval(mine, ref)
+        self.assertAlmostEqual(point, 11 / 20)
+        self.assertLessEqual(lower, point)
+        self.assertGreaterEqual(upper, point)
+        self.assertGreater(lower, 0.4)
+        self.assertLess(upper, 0.65)
+        self.assertEqual(stats.verdict(lower, upper, 0.8), stats.MET)
+        self.assertEqual(stats.verdict(lower, upper, 0.3), stats.MISSED)
+        self.assertEqual(stats.verdict(lower, upper, 0.3, at_most=False),
+                         stats.MET)
+        self.assertEqual(stats.verdict(lower, upper, 0.8, at_most=False),
+                         stats.MISSED)
+
+    def test_overlapping_samples_are_inconclusive(self):
+        mine = [10, 20, 15, 12, 18]
+        ref = [11, 19, 14, 13, 17]
+        _, lower, upper = stats.ratio_interval(mine, ref)
+        self.assertLess(lower, 1.0)
+        self.assertGreater(upper, 1.0)
+        self.assertEqual(stats.verdict(lower, upper, 1.0),
+                         stats.INCONCLUSIVE)
+        self.assertEqual(stats.verdict(lower, upper, 1.0, at_most=False),
+                         stats.INCONCLUSIVE)
+
+    def test_same_trials_same_interval(self):
+        mine, ref = [3, 5, 4, 6], [5, 4, 7, 6]
+        self.assertEqual(stats.ratio_interval(mine, ref),
+                         stats.ratio_interval(mine, ref))
+
+    def test_one_trial_each_collapses_to_the_point(self):
+        self.assertEqual(stats.ratio_interval([3], [6]), (0.5, 0.5, 0.5))
+
+    def test_zero_reference_has_no_ratio(self):
+        self.assertIsNone(stats.ratio_interval([1, 2], [0, 0, 1]))
+
+    def test_zero_in_a_resampled_reference_is_infinite(self):
+        _, lower, upper = stats.ratio_interval([1, 1, 1], [0, 1, 1])
+        self.assertEqual(lower, 1.0)
+        self.assertEqual(upper, float("inf"))
+
+    def test_empty_sample_is_an_error(self):
+        with self.assertRaises(ValueError):
+            stats.ratio_interval([], [1])
+
+
+if __name__ == "__main__":
+    unittest.main()
