@@ -143,6 +143,34 @@ def _derive_pool(trial, rundir):
     trial.update(pool_figures(events, final, trial["low_bytes"] // 4096))
 
 
+def worker_waits(events, cgroup_id):
+    """The waits for a worker of one cgroup, in ms: from each queueing
+    (plus its delay) to the begin of the run it led to."""
+    waits, due = [], None
+    for ts, kind, f in events:
+        if f.get("cgroup_id") != cgroup_id:
+            continue
+        if kind == "queue" and due is None:
+            due = ts + int(f.get("delay_ms", 0)) / 1e3
+        elif kind == "begin" and due is not None:
+            waits.append(max(0.0, ts - due) * 1e3)
+            due = None
+    return waits
+
+
+def _derive_waits(trial, rundir):
+    with open(os.path.join(rundir, trial.pop("waits_file")),
+              encoding="utf-8") as f:
+        waits = worker_waits(parse_trace(f.read()),
+                             str(trial.pop("waits_cgroup_id")))
+    if not waits:
+        raise HarnessError(f"no wait for a worker in trial {trial}")
+    trial["wait_p50_ms"] = percentile(waits, 50)
+    trial["wait_p99_ms"] = percentile(waits, 99)
+    trial["wait_max_ms"] = max(waits)
+    trial["waits"] = len(waits)
+
+
 def derive(trial, rundir):
     """Replace the raw-data file names a trial reports with figures."""
     if "latency_ms_file" in trial:
@@ -151,6 +179,8 @@ def derive(trial, rundir):
         _derive_latency(trial, rundir, "latency_us_file", "us")
     if "trace_file" in trial:
         _derive_pool(trial, rundir)
+    if "waits_file" in trial:
+        _derive_waits(trial, rundir)
     return trial
 
 
@@ -622,6 +652,31 @@ SCENARIOS = {s.name: s for s in [
         "last run ended at its low watermark; its excess, for Jain's "
         "index, is its usage at the end plus what the workers reclaimed, "
         "less the low watermark."),
+    Scenario(
+        "neighbour", "A throttled neighbour in the pool",
+        [(False, ["alone", "throttled"])], 5,
+        [("wait_p50_ms", "b's wait for a worker p50", "ms"),
+         ("wait_p99_ms", "b's wait for a worker p99", "ms"),
+         ("wait_max_ms", "b's wait for a worker max", "ms"),
+         ("waits", "b's queueings", "runs"),
+         ("b_pgscan_direct", "b's direct reclaim scans", "pages"),
+         ("b_mib_per_s", "b's read throughput", "MiB/s"),
+         ("a_worker_cpu_ms", "a's worker CPU", "ms"),
+         ("a_pauses", "a's runs paused for its quota", "pauses"),
+         ("a_cpu_pct", "a's CPU (tasks and worker)", "% of one CPU")],
+        [Target("throttled: b's p99 wait for a worker at most 1.25x alone's",
+                "wait_p99_ms", "throttled", "alone", 1.25),
+         Target("throttled: b's direct reclaim at most 1.25x alone's",
+                "b_pgscan_direct", "throttled", "alone", 1.25),
+         Bound("throttled: a's tasks and worker use at most its cpu.max, "
+               "1% of one CPU, give or take a batch", "a_cpu_pct",
+               "throttled", 2)],
+        "One pool slot (max_active 1).  Cgroup b reads a 192 MiB file "
+        "through memory.max = 64 MiB with high=90% low=80%.  In "
+        "throttled, cgroup a, under cpu.max 1000 100000 (1% of one CPU), "
+        "holds 96 MiB of page cache under high=10% low=5% of its 128 MiB "
+        "limit: its worker always has work and almost never CPU.  b's "
+        "waits for a worker come from the queue and begin tracepoints."),
     Scenario(
         "kswapd", "kswapd and its helpers in the pool",
         [(False, KSWAPD_VARIANTS)], 3, KSWAPD_METRICS, KSWAPD_STOCK_TARGETS,

@@ -133,6 +133,25 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(figs["cgroups_served"], 1)
 
 
+class WorkerWaitsTest(unittest.TestCase):
+    def test_wait_runs_from_queueing_plus_delay_to_begin(self):
+        def ev(ts, kind, cg, **f):
+            return (ts, kind, dict(f, cgroup_id=cg))
+        events = [ev(10.0, "queue", "7", delay_ms="0"),
+                  ev(10.1, "queue", "8", delay_ms="0"),
+                  ev(10.2, "begin", "7"),
+                  ev(10.25, "begin", "8"),
+                  ev(10.3, "queue", "7", delay_ms="100"),
+                  ev(10.45, "begin", "7"),
+                  # A run with no queueing before it (a retry armed before
+                  # the trace began) has no wait.
+                  ev(10.5, "begin", "7")]
+        waits = bench.worker_waits(events, "7")
+        self.assertEqual(len(waits), 2)
+        self.assertAlmostEqual(waits[0], 200.0)
+        self.assertAlmostEqual(waits[1], 50.0)
+
+
 class TargetTest(unittest.TestCase):
     STATS = {"off": {"p99": (100.0, 90.0, 120.0, 3, [90.0, 100.0, 120.0])},
              "auto": {"p99": (8.0, 7.0, 9.0, 3, [7.0, 8.0, 9.0])},
