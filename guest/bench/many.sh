@@ -19,6 +19,8 @@ scenario_setup() {
 	sync
 	mountpoint -q "$TRACE" || mount -t tracefs none "$TRACE"
 	echo 16384 > "$TRACE/buffer_size_kb"
+	# One clock for all CPUs, so that events order across them.
+	echo global > "$TRACE/trace_clock"
 }
 
 # Cgroup ids (their inode numbers), names and usage now: the list

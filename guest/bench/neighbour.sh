@@ -24,6 +24,8 @@ scenario_setup() {
 		return 1
 	mountpoint -q "$TRACE" || mount -t tracefs none "$TRACE"
 	echo 16384 > "$TRACE/buffer_size_kb"
+	# One clock for all CPUs, so that events order across them.
+	echo global > "$TRACE/trace_clock"
 }
 
 trace_events() {
