@@ -11,8 +11,9 @@
 #   pool-N+mixed+budget
 #                 the same, with background reclaim on the hog's cgroup
 #                 (KSWAPD_HOG_WMARKS under a memory.max the node runs out
-#                 of first) at the default CPU budget: its own worker and
-#                 kswapd's helpers share that budget;
+#                 of first) under a CPU budget of 10% of one CPU (the
+#                 default before 0011): its own worker and kswapd's
+#                 helpers share that budget;
 #   pool-N+mglru  pool-N with MGLRU on (the others run with it off).
 # Otherwise no cgroup has watermarks: the pool's only work is kswapd's.
 # The scenarios kswapd and kswapd-icount run the streaming variants,
@@ -172,8 +173,10 @@ trial() {
 	else
 		mkdir "$BENCH_CG/hog" "$BENCH_CG/cpu" || return 1
 		if [ -n "$budget" ]; then
+			# The default budget before 0011 made it; now a cap.
 			echo 1G > "$BENCH_CG/hog/memory.max" &&
-				echo "$KSWAPD_HOG_WMARKS" > "$BENCH_CG/hog/memory.reclaim_wmarks" ||
+				echo "$KSWAPD_HOG_WMARKS" > "$BENCH_CG/hog/memory.reclaim_wmarks" &&
+				echo "10000 100000" > "$BENCH_CG/hog/memory.reclaim_wmarks.budget" ||
 				return 1
 		fi
 		rm -f "$SCRATCH/hog.passes"
