@@ -825,13 +825,21 @@ def _git_head():
                    else "")
 
 
+def run_order(trials):
+    """How the trials' variants were ordered within each round: runs since
+    the order was shuffled record each trial's slot in its round."""
+    if trials and all("slot" in t for t in trials):
+        return "the variants' order shuffled in every round"
+    return "the variants in the same order in every round"
+
+
 def render_report(scenario, stats, trials, env, problems):
     variants = list(stats)
     lines = [f"# {scenario.title}", "", scenario.what, "",
              "Each cell: median [lowest - highest] over "
              f"{max(s[3] for v in stats.values() for s in v.values())} "
-             "trials per variant, in the same boot(s), the variants' order "
-             "shuffled in every round.", ""]
+             f"trials per variant, in the same boot(s), {run_order(trials)}.",
+             ""]
     lines.append("| metric | " + " | ".join(variants) + " |")
     lines.append("|---|" + "---|" * len(variants))
     for key, label, unit in scenario.metrics:

@@ -133,6 +133,15 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(figs["cgroups_served"], 1)
 
 
+class RunOrderTest(unittest.TestCase):
+    def test_shuffled_only_when_every_trial_has_its_slot(self):
+        shuffled = [{"variant": "a", "slot": 2}, {"variant": "b", "slot": 1}]
+        self.assertIn("shuffled", bench.run_order(shuffled))
+        self.assertIn("same order", bench.run_order(
+            shuffled + [{"variant": "c"}]))
+        self.assertIn("same order", bench.run_order([]))
+
+
 class WorkerWaitsTest(unittest.TestCase):
     def test_wait_runs_from_queueing_plus_delay_to_begin(self):
         def ev(ts, kind, cg, **f):
