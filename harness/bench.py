@@ -158,11 +158,25 @@ def worker_waits(events, cgroup_id):
     return waits
 
 
+def off_cpu_runs(events, cgroup_id):
+    """How long each run of one cgroup's worker was off the CPU, in ms:
+    its duration less its CPU time, from the end tracepoint.  With one
+    pool slot, a run that is off the CPU (throttled by the cgroup's
+    cpu.max, or preempted) keeps every other cgroup waiting."""
+    return [(int(f["duration_ns"]) - int(f["cpu_ns"])) / 1e6
+            for _, kind, f in events
+            if kind == "end" and f.get("cgroup_id") == cgroup_id]
+
+
 def _derive_waits(trial, rundir):
     with open(os.path.join(rundir, trial.pop("waits_file")),
               encoding="utf-8") as f:
-        waits = worker_waits(parse_trace(f.read()),
-                             str(trial.pop("waits_cgroup_id")))
+        events = parse_trace(f.read())
+    waits = worker_waits(events, str(trial.pop("waits_cgroup_id")))
+    if "slot_cgroup_id" in trial:
+        off = off_cpu_runs(events, str(trial.pop("slot_cgroup_id")))
+        trial["slot_off_cpu_ms"] = sum(off)
+        trial["slot_runs_off_cpu"] = sum(1 for ms in off if ms >= 10)
     if not waits:
         raise HarnessError(f"no wait for a worker in trial {trial}")
     trial["wait_p50_ms"] = percentile(waits, 50)
@@ -667,6 +681,9 @@ SCENARIOS = {s.name: s for s in [
          ("b_mib_per_s", "b's read throughput", "MiB/s"),
          ("a_worker_cpu_ms", "a's worker CPU", "ms"),
          ("a_pauses", "a's runs paused for its quota", "pauses"),
+         ("slot_off_cpu_ms", "a's runs off the CPU in the slot, in all",
+          "ms"),
+         ("slot_runs_off_cpu", "a's runs off the CPU 10 ms or more", "runs"),
          ("a_cpu_pct", "a's CPU (tasks and worker)", "% of one CPU")],
         [Target("throttled: b's p99 wait for a worker at most 1.25x alone's",
                 "wait_p99_ms", "throttled", "alone", 1.25),
@@ -674,7 +691,11 @@ SCENARIOS = {s.name: s for s in [
                 "b_pgscan_direct", "throttled", "alone", 1.25),
          Bound("throttled: a's tasks and worker use at most its cpu.max, "
                "1% of one CPU, give or take a batch", "a_cpu_pct",
-               "throttled", 2)],
+               "throttled", 2),
+         # Declared with 0011's batch-cost check, before its first run.
+         Bound("throttled: at most 2 of a's runs sit off the CPU in the "
+               "slot for 10 ms or more", "slot_runs_off_cpu", "throttled",
+               2)],
         "One pool slot (max_active 1).  Cgroup b reads a 192 MiB file "
         "through memory.max = 64 MiB with high=90% low=80%.  In "
         "throttled, cgroup a, under cpu.max 1000 100000 (1% of one CPU), "

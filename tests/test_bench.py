@@ -161,6 +161,21 @@ class WorkerWaitsTest(unittest.TestCase):
         self.assertAlmostEqual(waits[1], 50.0)
 
 
+class OffCpuRunsTest(unittest.TestCase):
+    def test_duration_less_cpu_of_one_cgroups_runs(self):
+        events = [(1.0, "end", {"cgroup_id": "7", "cpu_ns": "1000000",
+                                "duration_ns": "101000000"}),
+                  (1.1, "end", {"cgroup_id": "8", "cpu_ns": "1",
+                                "duration_ns": "50000001"}),
+                  (1.2, "begin", {"cgroup_id": "7"}),
+                  (1.3, "end", {"cgroup_id": "7", "cpu_ns": "2000000",
+                                "duration_ns": "2500000"})]
+        off = bench.off_cpu_runs(events, "7")
+        self.assertEqual(len(off), 2)
+        self.assertAlmostEqual(off[0], 100.0)
+        self.assertAlmostEqual(off[1], 0.5)
+
+
 class TargetTest(unittest.TestCase):
     STATS = {"off": {"p99": (100.0, 90.0, 120.0, 3, [90.0, 100.0, 120.0])},
              "auto": {"p99": (8.0, 7.0, 9.0, 3, [7.0, 8.0, 9.0])},

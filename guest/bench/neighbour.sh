@@ -78,6 +78,7 @@ trial() {
 	cp "$TRACE/trace" "$RESULTS/latency/$TRIAL_ID.trace"
 	echo "waits_file latency/$TRIAL_ID.trace"
 	echo "waits_cgroup_id $(stat -c %i "$b")"
+	echo "slot_cgroup_id $(stat -c %i "$a")"
 	echo "b_mib_per_s $(echo "$NEIGHBOUR_B_FILE_MIB / $wall" | bc -l)"
 	echo "b_pgscan_direct $(stat_of "$b" pgscan_direct)"
 	echo "b_runs $(stat_of "$b" bgreclaim_runs)"
