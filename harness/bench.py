@@ -481,8 +481,8 @@ SCENARIOS = {s.name: s for s in [
     Scenario(
         "gap-paced", "How wide auto's gap should be, at a steady rate",
         [(False, [f"{v}@{rate}" for rate in (20, 48, 96)
-                  for v in ("off", "pct-98.44-96.88", "auto",
-                            "pct-93.75-87.5")])], 3,
+                  for v in ("off", "pct-98.44-96.88", "pct-96.88-93.75",
+                            "auto", "pct-93.75-87.5")])], 3,
         [("mib_per_s", "reader's rate", "MiB/s"),
          ("max_events", "memory.max events", "events"),
          ("pgscan_direct", "pgscan_direct", "pages"),
@@ -493,14 +493,22 @@ SCENARIOS = {s.name: s for s in [
          ("bgreclaim_cpu_usec", "worker CPU", "us"),
          ("cpu_s", "guest CPU (all tasks, kworkers)", "s"),
          ("usage_steady_mib", "memory.current, second half", "MiB")],
-        [],
+        # Declared with patch 0020 (auto's gap follows the charge rate),
+        # before its first run: pct-96.88-93.75 is auto's old fixed gap.
+        [Target("auto@96: direct reclaim at most half of the fixed 1/32 "
+                "gap's", "pgscan_direct", "auto@96", "pct-96.88-93.75@96",
+                0.5),
+         Target("auto@20: memory.current (second half) at least 0.98x of "
+                "the fixed 1/32 gap's", "usage_steady_mib", "auto@20",
+                "pct-96.88-93.75@20", 0.98, at_most=False)],
         "pacedread streams a 384 MiB file (3x memory.max = 128 MiB) with "
         "a cold page cache at 20, 48 and 96 MiB/s (variant@rate); the "
         "reader alone manages about 150 MiB/s.  The gap g between "
         "memory.max and the high watermark, and between the watermarks, "
-        "is 1/64 "
-        "(pct-98.44-96.88: 2 MiB), 1/32 (auto: 4 MiB) or 1/16 "
-        "(pct-93.75-87.5: 8 MiB).  Where the worker keeps up, a gap too "
+        "is fixed at 1/64 (pct-98.44-96.88: 2 MiB), 1/32 "
+        "(pct-96.88-93.75: 4 MiB) or 1/16 (pct-93.75-87.5: 8 MiB); auto "
+        "starts at 1/32 and widens, up to 1/8, while the reader still "
+        "meets memory.max.  Where the worker keeps up, a gap too "
         "small for it to start in time shows as direct reclaim at "
         "memory.max; a wider one costs memory the cgroup could have "
         "used."),
