@@ -160,11 +160,22 @@ def compare(baseline, results, manifest=None, plans=None):
     return cmp
 
 
-def report(cmp):
+# How many of its last lines a failure's report quotes.
+WHY_LINES = 8
+
+
+def report(cmp, notes=None):
     """Informational lines first and failures last, so that the tail of
-    a log, which is what CI shows, names what went wrong."""
+    a log, which is what CI shows, names what went wrong and, from NOTES
+    (tap.parse()'s), what the failing test said just before it failed."""
     baseline = cmp.expected
+    notes = notes or {}
     lines = []
+
+    def why(name):
+        for said in notes.get(name, [])[-WHY_LINES:]:
+            lines.append(f"    | {said}")
+
     for name, now in cmp.new_tests:
         lines.append(f"new test (not in the baseline): {name}: {now}")
     for name in cmp.known_failures:
@@ -179,8 +190,10 @@ def report(cmp):
     for name, now in cmp.new_failures:
         lines.append(f"FAILED (not in the baseline, so it must pass): "
                      f"{name}: {now}")
+        why(name)
     for name, was, now in cmp.regressions:
         lines.append(f"REGRESSION: {name}: {was} on the base, {now} now")
+        why(name)
     for name, now in cmp.absent:
         lines.append(f"MISSING (the series must produce it): {name}"
                      if now == "missing" else

@@ -72,14 +72,14 @@ def cmd_selftests(args):
         _prepare(args.variant, args.base)
     profile = guest_run.PROFILES[args.profile]
     start = time.monotonic()
-    results, plans, problems = guest_run.run_selftests(
+    results, plans, notes, problems = guest_run.run_selftests(
         args.variant, args.base, profile)
     log(f"suite ran in {time.monotonic() - start:.0f}s")
     if args.update_baseline:
         return _write_baseline(results, problems, args.variant)
     base = guest_run.load_baseline(args.variant, profile.programs)
     cmp = baseline.compare(base, results, manifest, plans)
-    text = baseline.report(cmp)
+    text = baseline.report(cmp, notes)
     if text:
         print(text)
     for p in problems:

@@ -82,8 +82,8 @@ PROFILES = {
 
 
 def run_selftests(variant, base=False, profile=PROFILES["full"]):
-    """Boot the variant, run the profile; return (results, plans, problems),
-    PLANS as tap.parse() gives them."""
+    """Boot the variant, run the profile; return (results, plans, notes,
+    problems), PLANS and NOTES as tap.parse() gives them."""
     kernel = build.kernel_image(variant, base)
     suffix = "-numa" if profile.numa_nodes > 1 else ""
     rdir = rundir(f"selftests-{build.kernel_name(variant, base)}{suffix}")
@@ -110,13 +110,14 @@ def run_selftests(variant, base=False, profile=PROFILES["full"]):
                       vm.progress_line(line),
                       numa_nodes=profile.numa_nodes)
     problems = check_guest_log(rdir, console)
-    plans = {}
-    results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "", plans)
+    plans, notes = {}, {}
+    results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "", plans,
+                        notes)
     # Built-in KUnit suites ran at boot and reported on the console.
     results.update(tap.parse_kunit(splat.kernel_messages(console), plans))
     if not results:
         problems.append("no test results were produced")
-    return results, plans, problems
+    return results, plans, notes, problems
 
 
 def run_repeat(variant, base, programs, rounds):

@@ -41,17 +41,20 @@ def _count_plan(plans, name, line):
         plans[name] = (planned, ran + 1)
 
 
-def parse(text, plans=None):
+def parse(text, plans=None, notes=None):
     """Return an ordered dict of test name -> result.
 
     A program with no result line of its own (the guest died while it ran)
     keeps the subtest results it printed and is itself left out, so the
     baseline comparison reports it as missing.  When PLANS is a dict, it
     gets (N of its plan "1..N" or None, number of subtest results) for
-    each program."""
+    each program.  When NOTES is a dict, it gets for each result the lines
+    the program printed since its previous result (a failure's reason)."""
     results = {}
     plans = {} if plans is None else plans
+    notes = {} if notes is None else notes
     program = None
+    said = []
     for raw in text.splitlines():
         line = raw.rstrip()
         if line.startswith("# "):
@@ -60,6 +63,7 @@ def parse(text, plans=None):
             if m:
                 program = m.group(1)
                 plans[program] = (None, 0)
+                said = []
                 continue
             if not program:
                 continue
@@ -69,14 +73,21 @@ def parse(text, plans=None):
                 result, desc = _classify(m.group(1), m.group(2))
                 if desc:
                     results[f"{program}:{desc}"] = result
+                    notes[f"{program}:{desc}"] = said
+                said = []
+            elif not _PLAN.match(inner):
+                said.append(inner)
             continue
         m = _RESULT.match(line.strip())
         if not m:
             continue
         result, desc = _classify(m.group(1), m.group(2))
         pm = _PROGRAM.match(desc)
-        results[pm.group(1) if pm else desc] = result
+        name = pm.group(1) if pm else desc
+        results[name] = result
+        notes[name] = said
         program = None
+        said = []
     return results
 
 

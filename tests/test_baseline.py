@@ -59,6 +59,21 @@ class CompareTest(unittest.TestCase):
         self.assertIn("flaky on the base, fail this time: test_e",
                       baseline.report(cmp))
 
+    def test_failure_quotes_its_last_lines(self):
+        said = [f"line {i}" for i in range(12)]
+        cmp = baseline.compare(self.base, {"test_a": "fail", "test_b": "fail",
+                                           "test_c": "skip", "test_d": "pass",
+                                           "test_e": "pass", "new": "fail"})
+        lines = baseline.report(cmp, {"test_a": said, "new": ["why"],
+                                      "test_b": ["known"]}).splitlines()
+        at = lines.index("FAILED (not in the baseline, so it must pass): "
+                         "new: fail")
+        self.assertEqual(lines[at + 1], "    | why")
+        at = lines.index("REGRESSION: test_a: pass on the base, fail now")
+        self.assertEqual(lines[at + 1:at + 1 + baseline.WHY_LINES],
+                         [f"    | {s}" for s in said[-baseline.WHY_LINES:]])
+        self.assertNotIn("    | known", lines)
+
     def test_regression_fail_skip_and_missing(self):
         cmp = baseline.compare(self.base, {"test_a": "fail", "test_b": "fail",
                                            "test_c": "skip",

@@ -65,6 +65,18 @@ class ParseTest(unittest.TestCase):
                                  "test_cpuset_prs.sh": (None, 0),
                                  "cut": (3, 1)})
 
+    def test_notes_are_what_a_result_followed(self):
+        notes = {}
+        tap.parse("# selftests: cgroup: t\n# 1..2\n# setup done\n"
+                  "# ok 1 a\n# usage 9 > 8\n# not ok 2 b\n"
+                  "not ok 1 selftests: cgroup: t # exit=1\n"
+                  "# selftests: cgroup: stress-x\n# stress: 1 left\n"
+                  "not ok 2 selftests: cgroup: stress-x # exit=1\n",
+                  notes=notes)
+        self.assertEqual(notes, {"t:a": ["setup done"],
+                                 "t:b": ["usage 9 > 8"], "t": [],
+                                 "stress-x": ["stress: 1 left"]})
+
     def test_real_capture(self):
         path = os.path.join(DATA, "kselftest-cgroup.tap")
         with open(path, encoding="utf-8") as f:
