@@ -10,7 +10,8 @@
  * memory.reclaim_wmarks, forks a child that joins it and writes 24 MiB to
  * DATA_DIR/cN, kills the cgroup 0-40 ms later (cgroup.kill), reaps the
  * child, removes the cgroup and the file.  One fork and no exec per cycle:
- * a shell loop spent seconds per cycle on the debug kernel.
+ * a shell loop spent seconds per cycle on the debug kernel.  Logs how
+ * many cycles are done every PROGRESS_EVERY cycles.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #define MIB (1 << 20)
+#define PROGRESS_EVERY 100
 
 static int write_file(const char *dir, const char *name, const char *val)
 {
@@ -112,6 +114,22 @@ static int cycle(const char *parent, const char *data, int i,
 	return 0;
 }
 
+/*
+ * To the kernel log, which reaches the console at once: stress.sh shows a
+ * phase's output only when the phase ends, and a run killed at its time
+ * limit should still tell how far it got.
+ */
+static void progress(int done, int cycles)
+{
+	int fd = open("/dev/kmsg", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	dprintf(fd, "cgchurn: %d of %d create/remove cycles done\n", done,
+		cycles);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	int cycles, i;
@@ -122,9 +140,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	srand(getpid());
-	for (i = 1; i <= cycles; i++)
-		if (cycle(argv[1], argv[2], i, argv[4]))
+	for (i = 1; i <= cycles; i++) {
+		if (cycle(argv[1], argv[2], i, argv[4])) {
+			printf("stress: cycle %d of %d failed\n", i, cycles);
 			return 1;
+		}
+		if (i % PROGRESS_EVERY == 0 && i < cycles)
+			progress(i, cycles);
+	}
 	printf("stress: %d create/remove cycles\n", cycles);
 	return 0;
 }
