@@ -25,11 +25,12 @@ TRACE=/sys/kernel/tracing
 DATA=${SCRATCH:-/tmp}/stress
 
 mkdir -p "$DATA"
+DATA_FS=$(findmnt -n -o TARGET --target "$DATA")
 mountpoint -q "$TRACE" || mount -t tracefs none "$TRACE"
 
 trace_events() {
 	local ev
-	for ev in begin end; do
+	for ev in queue begin end; do
 		echo "$1" > "$TRACE/events/vmscan/mm_vmscan_memcg_bgreclaim_$ev/enable"
 	done
 }
@@ -62,15 +63,47 @@ dying() {
 	awk '$1 == "nr_dying_descendants" {print $2}' "$PARENT/cgroup.stat"
 }
 
+# The CPUs online now, one per line, from a list such as "0,2-3".
+online_cpus() {
+	local range
+	for range in $(tr ',' ' ' < /sys/devices/system/cpu/online); do
+		seq "${range%-*}" "${range#*-}"
+	done
+}
+
+# Replace what each CPU's charge cache holds by a charge from $CHARGER, a
+# cgroup outside $PARENT.
+recharge_cpus() {
+	local cpu
+	mkdir -p "$CHARGER"
+	for cpu in $(online_cpus); do
+		sh -c 'echo $$ > "$1/cgroup.procs" && exec taskset -c "$2" "$3" 2 1 1' \
+			sh "$CHARGER" "$cpu" "$BIN/memhog" > /dev/null
+	done
+}
+CHARGER=/sys/fs/cgroup/stress-charger
+
 # Every phase ends here: its cgroups are gone, no more dying cgroups are
 # left than before it, and every worker run that started has ended.  Dead
-# cgroups stay pinned by things the base kernel releases lazily: page cache
-# (reclaimed here), inodes attached to their writeback domain (sync and
-# drop the inode cache) and swap slots parked in per-CPU caches (swapoff and
-# swapon drains them); all three are released before judging.  (Zombies
-# pin them too: guest/reap.py reaps the orphans the guest's init leaves.)
+# cgroups stay pinned by things the base kernel releases lazily, all of
+# which are released before judging:
+# - page cache (reclaimed here);
+# - inodes attached to their writeback domain (sync and drop the inode
+#   cache);
+# - swap slots parked in per-CPU caches (swapoff and swapon drains them);
+# - the per-CPU charge caches, each of which keeps a reference to the last
+#   cgroup charged on its CPU until a charge from another cgroup replaces
+#   it or the CPU goes offline, which the drains at cgroup removal can miss
+#   (recharge_cpus replaces them);
+# - file system metadata blocks a dead cgroup's task read first, which are
+#   charged to it and which ext4's journal holds until it checkpoints them
+#   (freezing the file system checkpoints the journal).
+# The last two kept a dead cgroup for over a minute in about one hotplug
+# phase in ten on the debug kernel, with background reclaim off as well.
+# (Zombies pin dead cgroups too: guest/reap.py reaps the orphans the
+# guest's init leaves.)
 settle() {
-	local now begins ends i
+	local now queued begins ends i
 	wait 2>/dev/null
 	rm -f "$DATA"/*
 	for i in $(seq 60); do
@@ -80,14 +113,30 @@ settle() {
 		sync
 		echo 3 > /proc/sys/vm/drop_caches
 		[ "$i" -eq 10 ] && swapoff /dev/vdb && swapon /dev/vdb
+		recharge_cpus
+		fsfreeze -f "$DATA_FS" 2>/dev/null && fsfreeze -u "$DATA_FS"
 		sleep 1
 	done
+	[ "$i" -gt 1 ] && echo "stress: $i rounds of releasing what the base kernel holds"
 	sleep 1
+	queued=$(grep -c mm_vmscan_memcg_bgreclaim_queue "$TRACE/trace")
 	begins=$(grep -c mm_vmscan_memcg_bgreclaim_begin "$TRACE/trace")
 	ends=$(grep -c mm_vmscan_memcg_bgreclaim_end "$TRACE/trace")
-	echo "stress: $begins worker runs traced, dying cgroups $DYING_BEFORE before, $now after"
+	echo "stress: $queued worker runs queued, $begins run, dying cgroups $DYING_BEFORE before, $now after"
 	if [ "$begins" -ne "$ends" ]; then
 		echo "stress: $begins runs started but $ends ended"
+		return 1
+	fi
+	# The phase stressed background reclaim only if a worker was queued
+	# (churn removes most cgroups before their worker starts); with every
+	# watermark off, none may be.
+	if [ "${STRESS_CONTROL:-0}" = 1 ] && [ $((queued + begins)) -gt 0 ]; then
+		echo "stress: worker runs with every watermark off"
+		return 1
+	fi
+	if [ "${STRESS_CONTROL:-0}" != 1 ] && [ "$WORKER_RUNS" = yes ] &&
+	   [ $((queued + begins)) -eq 0 ]; then
+		echo "stress: no worker queued: background reclaim was not stressed"
 		return 1
 	fi
 	if [ "$now" -gt "$DYING_BEFORE" ]; then
@@ -104,7 +153,9 @@ settle() {
 	fi
 }
 
-# phase NAME FUNCTION: one TAP result, when NAME is selected.  When the
+# phase NAME FUNCTION [no-worker]: one TAP result, when NAME is selected.
+# A worker must have been queued in the phase, unless no-worker says that
+# its cgroups have no watermarks (they stress something else).  When the
 # phase leaves more dying cgroups than it found, it runs once more with
 # background reclaim off: the base kernel pins some dead cgroups for longer
 # than a test can wait, and only an excess over that is the series' fault;
@@ -112,8 +163,10 @@ settle() {
 # freed by then were released late, not leaked).
 n=0
 phase() {
-	local name=$1 out rc control before
+	local name=$1 out rc control crc before
 	[[ " $PHASES " == *" $name "* ]] || return 0
+	WORKER_RUNS=yes
+	[ "${3:-}" = no-worker ] && WORKER_RUNS=no
 	n=$((n + 1))
 	echo "# selftests: cgroup: stress-$name"
 	before=$(dying)
@@ -122,13 +175,18 @@ phase() {
 	echo "$out" | sed 's/^/# /'
 	if [ $rc -eq 2 ] && [ "${STRESS_CONTROL:-0}" != 1 ]; then
 		control=$(STRESS_CONTROL=1 run_phase "$2" 2>&1)
+		crc=$?
 		echo "$control" | sed 's/^/# control (off): /'
-		if [ "$(cat "$EXTRA")" -ge "$(echo "$out" | sed -n 's/.*: \([0-9]*\) more dying.*/\1/p')" ]; then
+		if [ $crc -eq 1 ]; then
+			echo "# the control run failed: nothing to judge by"
+		elif [ "$(cat "$EXTRA")" -ge "$(echo "$out" | sed -n 's/.*: \([0-9]*\) more dying.*/\1/p')" ]; then
 			echo "# the base kernel leaves as many behind: not the series' doing"
 			rc=0
 		elif [ "$(dying)" -le "$before" ]; then
 			echo "# the phase's dying cgroups were freed during the control run: released late, not leaked"
 			rc=0
+		else
+			echo "# $(($(dying) - before)) dying cgroups left after the control run, which left $(cat "$EXTRA") more than it found: the series' doing"
 		fi
 	fi
 	if [ $rc -eq 0 ]; then
@@ -235,25 +293,33 @@ oom() {
 	kill_and_remove "$cg"
 }
 
-# Take a CPU offline and online while cgroups come and go.
+# Take a CPU offline and online while cgroups come and go and a writer
+# keeps a worker busy (churn alone removed every cgroup before its worker
+# was queued in about one phase in seven on the debug kernel).
 hotplug() {
-	local cpu=/sys/devices/system/cpu/cpu1/online end cycles=0 churner
+	local cpu=/sys/devices/system/cpu/cpu1/online end cycles=0 churner cg rc=0
 	if [ ! -w "$cpu" ]; then
 		echo "stress: no CPU that can go offline"
 		return 1
 	fi
+	cg=$(child hotplug 32M "high=50% low=25%") || return 1
+	echo 0 > "$cg/memory.swap.max"
+	run_in "$cg" sh -c 'while :; do dd if=/dev/zero of="$1" bs=1M count=64 status=none; done' \
+		sh "$DATA/hotplug"
 	CYCLES=$((CYCLES / 2)) churn > /dev/null &
 	churner=$!
 	end=$((SECONDS + SECONDS_EACH))
-	while [ $SECONDS -lt $end ]; do
-		echo 0 > "$cpu" || return 1
+	while [ $SECONDS -lt $end ] && [ $rc -eq 0 ]; do
+		echo 0 > "$cpu" || rc=1
 		sleep 0.3
-		echo 1 > "$cpu" || return 1
+		echo 1 > "$cpu" || rc=1
 		sleep 0.3
 		cycles=$((cycles + 1))
 	done
-	wait $churner || { echo "stress: churn failed during hotplug"; return 1; }
+	wait $churner || { echo "stress: churn failed during hotplug"; rc=1; }
 	echo "stress: $cycles offline/online cycles of cpu1"
+	kill_and_remove "$cg" || rc=1
+	return $rc
 }
 
 vmstat_of() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
@@ -332,6 +398,7 @@ phase freeze freeze
 phase swapoff swapoff_phase
 phase oom oom
 phase hotplug hotplug
-phase kswapd kswapd_phase
+phase kswapd kswapd_phase no-worker
 trace_events 0
 rmdir "$PARENT"
+[ ! -d "$CHARGER" ] || rmdir "$CHARGER"

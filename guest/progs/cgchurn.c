@@ -9,12 +9,17 @@
  * Each cycle makes PARENT/cN with memory.max 16M, no swap and WMARKS in
  * memory.reclaim_wmarks, forks a child that joins it and writes 24 MiB to
  * DATA_DIR/cN, kills the cgroup 0-40 ms later (cgroup.kill), reaps the
- * child, removes the cgroup and the file.  One fork and no exec per cycle:
- * a shell loop spent seconds per cycle on the debug kernel.  Logs how
- * many cycles are done every PROGRESS_EVERY cycles.
+ * child, removes the cgroup and the file.  Every other cycle waits for
+ * the cgroup's usage to pass half its limit (the watermarks' high of
+ * "high=50%") before that delay starts, so that a worker is queued or
+ * running when the cgroup goes; on a slow kernel the others are mostly
+ * killed before the child has charged that much.  One fork and no exec
+ * per cycle: a shell loop spent seconds per cycle on the debug kernel.
+ * Logs how many cycles are done every PROGRESS_EVERY cycles.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +75,34 @@ static void fill(const char *cg, const char *file)
 	_exit(0);
 }
 
+/* Wait until CG's memory.current exceeds BYTES or the child CHILD exits. */
+static void wait_usage(const char *cg, long bytes, pid_t child)
+{
+	char path[4096 + sizeof("/memory.current")], buf[32];
+	siginfo_t info;
+	int tries, fd;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	for (tries = 0; tries < 2000; tries++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			return;
+		buf[len] = '\0';
+		if (atol(buf) > bytes)
+			return;
+		info.si_pid = 0;
+		if (waitid(P_PID, child, &info, WEXITED | WNOHANG | WNOWAIT) ||
+		    info.si_pid == child)
+			return;
+		sleep_ms(1);
+	}
+}
+
 static int cycle(const char *parent, const char *data, int i,
 		 const char *wmarks)
 {
@@ -94,6 +127,8 @@ static int cycle(const char *parent, const char *data, int i,
 	}
 	if (pid == 0)
 		fill(cg, file);
+	if (i % 2)
+		wait_usage(cg, 8 * MIB, pid);
 	sleep_ms(rand() % 5 * 10);
 	if (write_file(cg, "cgroup.kill", "1"))
 		return -1;
