@@ -9,11 +9,14 @@
 # phases (unless STRESS_CYCLES is 0), each as results of their own in the
 # same TAP file.
 # usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
-#        KERNEL_TREE FUZZ_INPUTS STRESS_CYCLES STRESS_SECONDS [PROGRAM...]
+#        KERNEL_TREE FUZZ_INPUTS STRESS_CYCLES STRESS_SECONDS STRESS_PHASES
+#        [PROGRAM...]
+# STRESS_PHASES: stress.sh's phases, comma-separated; empty for its
+# default ones.
 set -u
 results=$1 kselftest=$2 timeout=$3 bin=$4 tree=$5 fuzz_inputs=$6 cycles=$7
-seconds=$8
-shift 8
+seconds=$8 phases=${9//,/ }
+shift 9
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 
@@ -102,7 +105,8 @@ if [ -x cgroup/test_bgreclaim ]; then
 	fi
 
 	if [ "$cycles" -gt 0 ]; then
-		bash "$here/stress.sh" "$bin" "$cycles" "$seconds" |
+		# shellcheck disable=SC2086 # one word per phase
+		bash "$here/stress.sh" "$bin" "$cycles" "$seconds" $phases |
 			tee -a "$results/tap.txt"
 		# A stress script that dies leaves its later phases unreported.
 		status=${PIPESTATUS[0]}

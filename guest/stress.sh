@@ -9,12 +9,12 @@
 # usage: stress.sh BIN_DIR CYCLES SECONDS [PHASE...]
 #   CYCLES: create/remove cycles of the churn phases; SECONDS: length of
 #   each timed phase; PHASEs: some of churn rewrite freeze swapoff oom
-#   hotplug (the default) and kswapd, which runs only when named: it needs
-#   4 vCPUs and a minute for kswapd's helpers to run at all, and on a
-#   2-vCPU debug guest in 10 s it made no node pressure and left a dying
-#   cgroup pinned by a page of file cache.  With STRESS_CONTROL=1 every watermark written
-#   is "off": the same stress without background reclaim, to tell the
-#   series' problems from the base kernel's.
+#   hotplug (the default), and kswapd and helpers-off, which run only when
+#   named: they need 4 vCPUs and half a minute for kswapd's helpers to run
+#   at all (on a 2-vCPU debug guest in 10 s there was no node pressure).
+#   With STRESS_CONTROL=1 every watermark written is "off": the same
+#   stress without background reclaim, to tell the series' problems from
+#   the base kernel's.
 set -u
 BIN=$1 CYCLES=$2 SECONDS_EACH=$3
 shift 3
@@ -324,18 +324,25 @@ hotplug() {
 
 vmstat_of() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 
-# Node reclaim with kswapd's helpers in the pool: most memory is mlocked,
-# tasks in child cgroups rewrite and read files past the rest (writers
-# that wait for writeback leave CPUs idle for helpers, and their dirty
-# pages slow kswapd down), and while kswapd hands their lruvecs to helpers
-# the cgroups are killed and recreated, the pool's bound changes and MGLRU
-# is switched on and off, so that helpers run with both LRUs and across
-# the switch.  Status 3 when the helpers never ran (nothing was tested).
-kswapd_phase() {
-	local pool=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
+# node_pressure WMARKS ALLOW: node reclaim while kswapd's helpers in the
+# pool are allowed (ALLOW Y) or as they are by default (ALLOW default; the
+# boot command line does not set memcg_bgreclaim.kswapd_helpers).  Most
+# memory is mlocked, and
+# tasks in three child cgroups with WMARKS in memory.reclaim_wmarks (the
+# third under a memory.max, so that its own worker runs too) rewrite and
+# read files past the rest: writers that wait for writeback leave CPUs
+# idle for helpers, and their dirty pages slow kswapd down.  Meanwhile the
+# cgroups are killed and recreated, the pool's bound changes and MGLRU is
+# switched on and off, so that helpers run with both LRUs and across the
+# switch.  With UNTIL_HELPED=1 it goes on past SECONDS, up to three times
+# as long, until the helpers have scanned a page.  Sets SCANNED and HELPED,
+# the pages kswapd and its helpers scanned.
+node_pressure() {
+	local wm=$1 allowing=$2 pool=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
 	local lru_gen=/sys/kernel/mm/lru_gen/enabled lru_gen0=
-	local bound pin pinner i end cycles=0 scanned helped rc=0
-	bound=$(cat "$pool") || return 1
+	local allow=/sys/module/memcg_bgreclaim/parameters/kswapd_helpers
+	local bound allowed used pin pinner i end last cycles=0 rc=0
+	bound=$(cat "$pool") && allowed=$(cat "$allow") || return 1
 	[ -w "$lru_gen" ] && lru_gen0=$(cat "$lru_gen")
 	for i in 1 2 3; do
 		dd if=/dev/zero of="$DATA/kswapd.$i" bs=1M count=256 status=none ||
@@ -350,13 +357,19 @@ kswapd_phase() {
 		kill -0 $pinner || { echo "stress: cannot mlock $pin MiB"; return 1; }
 		sleep 0.5
 	done
-	scanned=$(vmstat_of pgscan_kswapd)
-	helped=$(vmstat_of pgscan_kswapd_helper)
+	[ "$allowing" = default ] || echo "$allowing" > "$allow" || return 1
+	SCANNED=$(vmstat_of pgscan_kswapd)
+	HELPED=$(vmstat_of pgscan_kswapd_helper)
 	end=$((SECONDS + SECONDS_EACH))
-	while [ $SECONDS -lt $end ]; do
+	last=$((SECONDS + 3 * SECONDS_EACH))
+	while [ $SECONDS -lt $end ] || { [ "${UNTIL_HELPED:-0}" = 1 ] &&
+		[ $SECONDS -lt $last ] &&
+		[ "$(vmstat_of pgscan_kswapd_helper)" -eq "$HELPED" ]; }; do
 		i=$((cycles % 3 + 1))
 		[ -d "$PARENT/kswapd$i" ] && { kill_and_remove "$PARENT/kswapd$i" || rc=1; }
 		mkdir "$PARENT/kswapd$i" || rc=1
+		[ "$i" -eq 3 ] && { echo 128M > "$PARENT/kswapd$i/memory.max" || rc=1; }
+		wmarks "$wm" > "$PARENT/kswapd$i/memory.reclaim_wmarks" || rc=1
 		run_in "$PARENT/kswapd$i" sh -c 'while :; do
 			dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc status=none
 			dd if="$1" of=/dev/null bs=1M status=none
@@ -376,17 +389,44 @@ kswapd_phase() {
 	done
 	kill $pinner
 	wait $pinner
+	used=$(cat "$allow")
+	echo "$allowed" > "$allow"
 	echo "$bound" > "$pool"
 	[ -z "$lru_gen0" ] || echo "$lru_gen0" > "$lru_gen" || rc=1
 	rm -f "$DATA"/kswapd.*
-	scanned=$(($(vmstat_of pgscan_kswapd) - scanned))
-	helped=$(($(vmstat_of pgscan_kswapd_helper) - helped))
-	echo "stress: $cycles reader restarts${lru_gen0:+ (MGLRU switched every 2)}; kswapd scanned $scanned pages, its helpers $helped of them"
-	[ $rc -eq 0 ] || return 1
+	SCANNED=$(($(vmstat_of pgscan_kswapd) - SCANNED))
+	HELPED=$(($(vmstat_of pgscan_kswapd_helper) - HELPED))
+	echo "stress: $cycles reader restarts with \"$(wmarks "$wm")\", helpers allowed: $used${lru_gen0:+ (MGLRU switched every 2)}; kswapd scanned $SCANNED pages, its helpers $HELPED of them"
+	return $rc
+}
+
+# kswapd's helpers at work on cgroups that turned background reclaim on.
+# Status 3 when the helpers never ran (nothing was tested).
+kswapd_phase() {
+	UNTIL_HELPED=1 node_pressure auto Y || return 1
 	# Too short a phase on a slow kernel may not fill memory at all.
-	[ "$scanned" -gt 0 ] ||
+	[ "$SCANNED" -gt 0 ] ||
 		{ echo "stress: kswapd never ran: no node pressure in ${SECONDS_EACH}s"; return 3; }
-	[ "$helped" -gt 0 ] || { echo "stress: kswapd's helpers never ran"; return 3; }
+	[ "$HELPED" -gt 0 ] || { echo "stress: kswapd's helpers never ran"; return 3; }
+}
+
+# The same pressure where kswapd must reclaim alone, as without the
+# series (the kswapd phase before it shows that helpers run otherwise):
+# for cgroups that turned background reclaim on while the helpers are
+# off, as they are by default, and for cgroups that never turned it on
+# while the helpers are allowed.
+helpers_off_phase() {
+	local wm allowing
+	for wm in "auto default" "off Y"; do
+		read -r wm allowing <<< "$wm"
+		node_pressure "$wm" "$allowing" || return 1
+		[ "$SCANNED" -gt 0 ] ||
+			{ echo "stress: kswapd never ran: no node pressure in ${SECONDS_EACH}s"; return 3; }
+		[ "$HELPED" -eq 0 ] || {
+			echo "stress: helpers reclaimed with watermarks \"$wm\" and helpers allowed: $allowing"
+			return 1
+		}
+	done
 }
 
 mkdir -p "$PARENT"
@@ -399,6 +439,7 @@ phase swapoff swapoff_phase
 phase oom oom
 phase hotplug hotplug
 phase kswapd kswapd_phase no-worker
+phase helpers-off helpers_off_phase no-worker
 trace_events 0
 rmdir "$PARENT"
 [ ! -d "$CHARGER" ] || rmdir "$CHARGER"

@@ -45,15 +45,18 @@ def check_guest_log(rdir, console):
 class Profile:
     """What a selftests run covers: the kselftest PROGRAMS (all when
     empty), then, on a kernel with the series, fuzz inputs for
-    memory.reclaim_wmarks and the race stress phases (guest/stress.sh),
-    all in one boot of at most TIMEOUT seconds, each program at most
-    TEST_TIMEOUT, on a guest of NUMA_NODES nodes."""
+    memory.reclaim_wmarks and the race stress phases (guest/stress.sh:
+    STRESS_PHASES, or its default ones), all in one boot of at most
+    TIMEOUT seconds, each program at most TEST_TIMEOUT, on a guest of CPUS
+    vCPUs in NUMA_NODES nodes."""
 
     def __init__(self, programs, fuzz_inputs, stress_cycles, stress_seconds,
                  timeout=SUITE_TIMEOUT, test_timeout=TEST_TIMEOUT,
-                 numa_nodes=1):
+                 numa_nodes=1, cpus=2, stress_phases=()):
         self.programs = programs
         self.numa_nodes = numa_nodes
+        self.cpus = cpus
+        self.stress_phases = stress_phases
         self.fuzz_inputs = fuzz_inputs
         self.stress_cycles = stress_cycles
         self.stress_seconds = stress_seconds
@@ -75,40 +78,57 @@ PROFILES = {
     # each churn cycle over half a second.
     "stress": Profile(["test_bgreclaim"], 50000, 2000, 60, 4 * 3600,
                       test_timeout=1800),
-    # The series' tests on a guest of two NUMA nodes, one vCPU each, on
-    # the lean kernel: the pool's bound is the machine's, not a node's.
-    "numa": Profile(["test_bgreclaim"], 200, 0, 0, numa_nodes=2),
+    # The series' tests on a guest of two NUMA nodes, two vCPUs each, on
+    # the lean kernel: the pool's bound is the machine's, not a node's;
+    # and kswapd's helpers, which need CPUs with nothing to run (on two
+    # vCPUs they never ran), for the cgroups that opted in and for no
+    # other.
+    "numa": Profile(["test_bgreclaim"], 200, 1, 30, numa_nodes=2, cpus=4,
+                    stress_phases=("kswapd", "helpers-off")),
+    # What `make mutants` runs on a mutant whose patch names no profile:
+    # the series' tests on the lean kernel, without the rest of the suite.
+    "mutant": Profile(["test_bgreclaim"], 300, 0, 0),
 }
 
 
-def run_selftests(variant, base=False, profile=PROFILES["full"]):
-    """Boot the variant, run the profile; return (results, plans, notes,
-    problems), PLANS and NOTES as tap.parse() gives them."""
-    kernel = build.kernel_image(variant, base)
+def run_selftests(variant, base=False, profile=PROFILES["full"],
+                  outdir=None):
+    """Boot the variant (built in OUTDIR, if not in its own), run the
+    profile; return (results, plans, notes, problems), PLANS and NOTES as
+    tap.parse() gives them."""
+    if outdir:
+        kernel = os.path.join(outdir, build.IMAGE)
+        kselftest = os.path.join(outdir, "kselftest-install")
+    else:
+        kernel = build.kernel_image(variant, base)
+        kselftest = build.kselftest_dir(variant, base)
     suffix = "-numa" if profile.numa_nodes > 1 else ""
-    rdir = rundir(f"selftests-{build.kernel_name(variant, base)}{suffix}")
+    name = os.path.basename(outdir) if outdir else \
+        build.kernel_name(variant, base)
+    rdir = rundir(f"selftests-{name}{suffix}")
     # The first run of `make baseline` for a variant has no baseline yet.
     have_baseline = os.path.exists(baseline_path(variant))
     report = tap.LiveReport(_load_baseline(variant) if have_baseline else {})
     programs = profile.programs
     if base:
         # The base has none of the series' programs (test_bgreclaim).
-        installed = os.path.join(build.kselftest_dir(variant, base), "cgroup")
+        installed = os.path.join(kselftest, "cgroup")
         programs = [p for p in programs
                     if os.path.exists(os.path.join(installed, p))]
     console = vm.boot(kernel, rdir,
                       [os.path.join(GUEST, "run-selftests.sh"), rdir,
-                       build.kselftest_dir(variant, base),
+                       kselftest,
                        str(profile.test_timeout),
                        compile_guest_programs(),
                        tree.ensure_base_worktree() if base else TREE,
                        str(profile.fuzz_inputs),
                        str(profile.stress_cycles),
-                       str(profile.stress_seconds)] + programs,
+                       str(profile.stress_seconds),
+                       ",".join(profile.stress_phases)] + programs,
                       timeout=profile.timeout,
                       echo=lambda line: report.line(line) or
                       vm.progress_line(line),
-                      numa_nodes=profile.numa_nodes)
+                      numa_nodes=profile.numa_nodes, cpus=profile.cpus)
     problems = check_guest_log(rdir, console)
     plans, notes = {}, {}
     results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "", plans,

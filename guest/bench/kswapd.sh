@@ -15,7 +15,10 @@
 #                 default before 0011): its own worker and kswapd's
 #                 helpers share that budget;
 #   pool-N+mglru  pool-N with MGLRU on (the others run with it off).
-# Otherwise no cgroup has watermarks: the pool's only work is kswapd's.
+# kswapd's helpers are allowed (memcg_bgreclaim.kswapd_helpers) and take
+# only cgroups with background reclaim on, so the readers' and the hog's
+# cgroups have "auto" watermarks and no limit: they opt in, and have no
+# worker of their own but in +budget, so the pool's only work is kswapd's.
 # The scenarios kswapd and kswapd-icount run the streaming variants,
 # kswapd-mixed and kswapd-mixed-icount the +mixed ones (more rounds); the
 # -icount ones on an instruction clock (harness/bench.py).
@@ -28,6 +31,7 @@ KSWAPD_MIXED_SECONDS=20
 KSWAPD_HOG_WMARKS="high=512M low=448M"
 
 POOL=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
+HELPERS=/sys/module/memcg_bgreclaim/parameters/kswapd_helpers
 LRU_GEN=/sys/kernel/mm/lru_gen/enabled
 PIN_PID=
 
@@ -41,6 +45,7 @@ kswapd_ticks() {
 scenario_setup() {
 	local i total pin
 	[ -w "$POOL" ] || { echo "bench: no $POOL" >&2; return 1; }
+	echo Y > "$HELPERS" || return 1
 	for i in $(seq "$KSWAPD_READERS"); do
 		dd if=/dev/zero of="$SCRATCH/kswapd.$i" bs=1M \
 			count="$KSWAPD_FILE_MIB" status=none || return 1
@@ -162,7 +167,9 @@ trial() {
 	start=$(now)
 	if [ -z "$mixed" ]; then
 		for i in $(seq "$KSWAPD_READERS"); do
-			mkdir "$BENCH_CG/r$i" || return 1
+			mkdir "$BENCH_CG/r$i" &&
+				echo auto > "$BENCH_CG/r$i/memory.reclaim_wmarks" ||
+				return 1
 			run_in "$BENCH_CG/r$i" bash -c "$(declare -f stream);
 				stream $SCRATCH/kswapd.$i $KSWAPD_PASSES"
 		done
@@ -171,7 +178,8 @@ trial() {
 		echo "wall_s $wall"
 		echo "mib_per_s $(echo "$KSWAPD_READERS * $KSWAPD_FILE_MIB * $KSWAPD_PASSES / $wall" | bc -l)"
 	else
-		mkdir "$BENCH_CG/hog" "$BENCH_CG/cpu" || return 1
+		mkdir "$BENCH_CG/hog" "$BENCH_CG/cpu" &&
+			echo auto > "$BENCH_CG/hog/memory.reclaim_wmarks" || return 1
 		if [ -n "$budget" ]; then
 			# The default budget before 0011 made it; now a cap.
 			echo 1G > "$BENCH_CG/hog/memory.max" &&
