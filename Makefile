@@ -5,7 +5,7 @@ HARNESS := python3 -m harness
 VARIANT ?= lean
 
 .PHONY: demo check unit setup refresh export checkpatch kernel selftests \
-	baseline bisect bench selftests-debug selftests-numa stress
+	baseline bisect bench selftests-debug selftests-numa stress mutants
 
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo --variant $(VARIANT)
@@ -50,6 +50,9 @@ baseline:              ## rewrite baseline/ from a run on the unpatched base (VA
 
 bisect:                ## build and boot every patch of the series on its own
 	$(HARNESS) bisect --variant $(VARIANT)
+
+mutants:               ## build and test each mutant of mutants/ (not in CI; hours)
+	$(HARNESS) mutants
 
 SCENARIO ?= all
 bench:                 ## benchmarks into results/ (SCENARIO=storm|stream|...)

@@ -7,7 +7,7 @@ import time
 import unittest
 
 from . import (baseline, bench, bisect, build, deps, guest_run, kconfig,
-               tree)
+               mutants, tree)
 from .common import REPO, HarnessError, log
 
 
@@ -121,6 +121,16 @@ def cmd_bisect(args):
     print(f"bisectability ({args.variant}): "
           f"{'FAILED' if problems else 'OK'}", flush=True)
     return 1 if problems else 0
+
+
+def cmd_mutants(args):
+    """Build and test each mutant of mutants/; fail if one is not caught."""
+    deps.ensure_all()
+    tree.ensure_tree(deps.read_base_conf()["tarball"])
+    missed = mutants.check(args.names)
+    print(f"mutants: {'none' if not missed else ', '.join(missed)} "
+          "not caught", flush=True)
+    return 1 if missed else 0
 
 
 def cmd_bench(args):
@@ -243,6 +253,11 @@ def main(argv=None):
     add("bisect", cmd_bisect,
         "build and boot every commit of the series on its own",
         variant=True)
+    p = add("mutants", cmd_mutants,
+            "build and test each mutant of mutants/, write its table")
+    p.add_argument("names", nargs="*", metavar="MUTANT",
+                   help="only these (the table is rewritten only when all "
+                   "ran)")
     p = add("repeat", cmd_repeat,
             "run cgroup kselftest programs many times in one boot",
             variant=True, base=True)

@@ -1,0 +1,125 @@
+"""Mutation testing of the series (`make mutants`, not part of `make
+check`): each patch in mutants/ breaks one promise of the series' kernel
+code.  Apply it to build/linux, build, boot, run the series' tests as a
+profile of `make check` does, take it back, and record which tests caught
+it.  A mutant that no test catches shows a missing test."""
+
+import os
+import re
+import time
+
+from . import baseline, build, guest_run, tree
+from .common import BUILD, REPO, TREE, HarnessError, log, run
+
+MUTANTS = os.path.join(REPO, "mutants")
+TABLE = os.path.join(MUTANTS, "README.md")
+# The header lines each mutant starts with, before its diff.
+_HEADER = re.compile(r"^(Promise|Profile): (.*)$", re.M)
+
+
+class Mutant:
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.basename(path)[:-len(".patch")]
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        fields = dict(_HEADER.findall(text.split("\ndiff --git", 1)[0]))
+        if "Promise" not in fields or "diff --git" not in text:
+            raise HarnessError(f"{path}: a mutant needs a 'Promise: ...' "
+                               "line and a diff")
+        self.promise = fields["Promise"].strip()
+        self.profile = fields.get("Profile", "mutant").strip()
+        if self.profile not in guest_run.PROFILES:
+            raise HarnessError(f"{path}: unknown profile {self.profile}")
+
+
+def load(names=()):
+    """The mutants in mutants/, or those named."""
+    found = [Mutant(os.path.join(MUTANTS, f))
+             for f in sorted(os.listdir(MUTANTS)) if f.endswith(".patch")]
+    if names:
+        unknown = set(names) - {m.name for m in found}
+        if unknown:
+            raise HarnessError(f"no such mutant: {', '.join(sorted(unknown))}")
+        found = [m for m in found if m.name in names]
+    return found
+
+
+def catchers(results, plans, problems, profile):
+    """The names of what failed the run: the tests that caught the mutant,
+    or the run's own problems (a splat, a guest that did not finish)."""
+    manifest = guest_run.load_manifest(profile)
+    base = guest_run.load_baseline("lean", guest_run.PROFILES[profile].programs)
+    cmp = baseline.compare(base, results, manifest, plans)
+    caught = [name for name, _, _ in cmp.regressions]
+    caught += [name for name, _ in cmp.new_failures]
+    caught += [f"{name} ({now})" for name, now in cmp.absent]
+    caught += [f"{name} (truncated)" for name, _ in cmp.truncated]
+    caught += [f"run: {p.splitlines()[0]}" for p in problems]
+    # A failed subtest fails its program too: name the subtest.
+    programs = {name.split(":")[0] for name in caught if ":" in name}
+    return [name for name in caught if name not in programs]
+
+
+def run_one(mutant):
+    """Build and test one mutant; return what caught it."""
+    run(["git", "-C", TREE, "apply", mutant.path], quiet=True)
+    try:
+        out = os.path.join(BUILD, "out", "mutant-lean")
+        build.build_at(TREE, out, "lean", with_series=True)
+        profile = guest_run.PROFILES[mutant.profile]
+        results, plans, _, problems = guest_run.run_selftests(
+            "lean", profile=profile, outdir=out)
+    finally:
+        run(["git", "-C", TREE, "apply", "-R", mutant.path], quiet=True)
+    return catchers(results, plans, problems, mutant.profile)
+
+
+def check(names=()):
+    """Run the mutants; rewrite the table when all of them ran.  Returns
+    the names of the mutants no test caught."""
+    if tree.git("status", "--porcelain", "--untracked-files=no"):
+        raise HarnessError("build/linux has uncommitted changes; commit or "
+                           "stash them first")
+    mutants = load(names)
+    head = tree.git("rev-parse", "--short", "HEAD")
+    rows, missed = [], []
+    for n, mutant in enumerate(mutants, 1):
+        log(f"mutant [{n}/{len(mutants)}] {mutant.name}: {mutant.promise}")
+        start = time.monotonic()
+        caught = run_one(mutant)
+        log(f"mutant {mutant.name}: "
+            + (f"caught by {', '.join(caught)}" if caught else "NOT CAUGHT")
+            + f" ({time.monotonic() - start:.0f}s)")
+        rows.append((mutant, caught))
+        if not caught:
+            missed.append(mutant.name)
+    if not names:
+        _write_table(rows, head)
+    return missed
+
+
+def _write_table(rows, head):
+    lines = [
+        "# Mutants",
+        "",
+        "Each patch here breaks one promise of the series' kernel code.",
+        "`make mutants` applies each to build/linux, builds the lean kernel,",
+        "runs the series' tests (the profile of `python3 -m harness",
+        "selftests` named in the patch) and takes it back; this table is",
+        "its last complete run.  A mutant that no test catches shows a",
+        "missing test.  Run one: `python3 -m harness mutants NAME`.",
+        "",
+        f"Last run: {time.strftime('%Y-%m-%d')}, series at {head} of "
+        "build/linux.",
+        "",
+        "| mutant | promise broken | profile | caught by |",
+        "| --- | --- | --- | --- |",
+    ]
+    for mutant, caught in rows:
+        lines.append(f"| {mutant.name} | {mutant.promise} | "
+                     f"{mutant.profile} | "
+                     f"{'<br>'.join(caught) if caught else '**not caught**'} |")
+    with open(TABLE, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    log(f"wrote {os.path.relpath(TABLE, REPO)}")

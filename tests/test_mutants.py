@@ -1,0 +1,64 @@
+import os
+import tempfile
+import unittest
+
+from harness import mutants
+from harness.common import HarnessError
+
+DIFF = """diff --git a/mm/x.c b/mm/x.c
+--- a/mm/x.c
++++ b/mm/x.c
+@@ -1 +1 @@
+-a
++b
+"""
+
+
+class MutantTest(unittest.TestCase):
+    def write(self, text):
+        fd, path = tempfile.mkstemp(suffix=".patch")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        self.addCleanup(os.remove, path)
+        return path
+
+    def test_header(self):
+        m = mutants.Mutant(self.write("Promise: it works\nProfile: numa\n\n"
+                                      + DIFF))
+        self.assertEqual(m.promise, "it works")
+        self.assertEqual(m.profile, "numa")
+
+    def test_default_profile(self):
+        m = mutants.Mutant(self.write("Promise: it works\n\n" + DIFF))
+        self.assertEqual(m.profile, "mutant")
+
+    def test_rejected(self):
+        for text in ("Profile: numa\n\n" + DIFF,
+                     "Promise: no diff\n",
+                     "Promise: x\nProfile: nonesuch\n\n" + DIFF):
+            with self.assertRaises(HarnessError):
+                mutants.Mutant(self.write(text))
+
+    def test_header_lines_in_the_diff_do_not_count(self):
+        text = "Promise: p\n\n" + DIFF.replace("+b", "+Profile: numa")
+        self.assertEqual(mutants.Mutant(self.write(text)).profile, "mutant")
+
+    def test_every_mutant_loads(self):
+        found = mutants.load()
+        self.assertGreaterEqual(len(found), 12)
+        self.assertEqual(len({m.name for m in found}), len(found))
+
+
+class CatchersTest(unittest.TestCase):
+    def test_subtest_named_not_its_program(self):
+        results = {"test_bgreclaim": "fail",
+                   "test_bgreclaim:test_bgr_budget": "fail",
+                   "test_bgreclaim:test_bgr_grammar": "pass"}
+        caught = mutants.catchers(results, {}, [], "mutant")
+        self.assertIn("test_bgreclaim:test_bgr_budget", caught)
+        self.assertNotIn("test_bgreclaim", caught)
+
+    def test_problems_count(self):
+        caught = mutants.catchers({}, {}, ["the guest did not finish\nmore"],
+                                  "mutant")
+        self.assertIn("run: the guest did not finish", caught)
