@@ -11,12 +11,13 @@
 # usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
 #        KERNEL_TREE FUZZ_INPUTS STRESS_CYCLES STRESS_SECONDS STRESS_PHASES
 #        [PROGRAM...]
-# STRESS_PHASES: stress.sh's phases, comma-separated; empty for its
-# default ones.
+# STRESS_PHASES: stress.sh's phases, comma-separated, or "default" for
+# its default ones.
 set -u
 results=$1 kselftest=$2 timeout=$3 bin=$4 tree=$5 fuzz_inputs=$6 cycles=$7
 seconds=$8 phases=${9//,/ }
 shift 9
+[ "$phases" = default ] && phases=
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 

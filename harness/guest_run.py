@@ -124,7 +124,10 @@ def run_selftests(variant, base=False, profile=PROFILES["full"],
                        str(profile.fuzz_inputs),
                        str(profile.stress_cycles),
                        str(profile.stress_seconds),
-                       ",".join(profile.stress_phases)] + programs,
+                       # The guest gets its command as one string, where
+                       # an empty argument would vanish.
+                       ",".join(profile.stress_phases) or "default"]
+                      + programs,
                       timeout=profile.timeout,
                       echo=lambda line: report.line(line) or
                       vm.progress_line(line),

@@ -61,6 +61,17 @@ def numa_options(nodes, cpus, memory_gib):
     return opts
 
 
+def guest_command(command):
+    """The string vng runs in the guest, COMMAND under guest/reap.py.  The
+    guest splits it at blanks, so an argument that is empty or has a blank
+    would not arrive as it is: refuse it."""
+    for arg in command:
+        if not arg or any(c.isspace() for c in arg):
+            raise HarnessError(f"guest command argument {arg!r} would not "
+                               "survive the guest's word splitting")
+    return " ".join(["python3", os.path.join(GUEST, "reap.py")] + command)
+
+
 def smp_topology(cpus, nodes):
     """QEMU's -smp for CPUS vCPUs on NODES NUMA nodes: a socket per node,
     since CPUs of one socket share a last-level cache, and the kernel
@@ -99,8 +110,7 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
     cmd += ["--append", "panic_on_warn=0 hung_task_timeout_secs=60 no5lvl"]
     # Under a subreaper: the guest's init leaves orphans as zombies, which
     # keep their dead cgroups alive.
-    cmd += ["--exec", " ".join(["python3", os.path.join(GUEST, "reap.py")]
-                               + command)]
+    cmd += ["--exec", guest_command(command)]
     if icount:
         cmd.append("--qemu-opts=-icount shift=0")
     log(f"booting {os.path.relpath(kernel)} ({cpus} vCPUs, {memory_gib} GiB"

@@ -23,5 +23,16 @@ class NumaGuestTest(unittest.TestCase):
                          "4,sockets=2,cores=2,threads=1")
 
 
+class GuestCommandTest(unittest.TestCase):
+    def test_words_joined(self):
+        self.assertTrue(vm.guest_command(["a.sh", "1", "x,y"]).endswith(
+            "reap.py a.sh 1 x,y"))
+
+    def test_empty_or_blank_argument_refused(self):
+        for arg in ("", "a b", "a\tb"):
+            with self.assertRaises(HarnessError):
+                vm.guest_command(["a.sh", arg])
+
+
 if __name__ == "__main__":
     unittest.main()
