@@ -254,10 +254,9 @@ def main(argv=None):
         "build and boot every commit of the series on its own",
         variant=True)
     p = add("mutants", cmd_mutants,
-            "build and test each mutant of mutants/, write its table")
+            "build and test each mutant of mutants/, update its table")
     p.add_argument("names", nargs="*", metavar="MUTANT",
-                   help="only these (the table is rewritten only when all "
-                   "ran)")
+                   help="only these (their rows of the table are updated)")
     p = add("repeat", cmd_repeat,
             "run cgroup kselftest programs many times in one boot",
             variant=True, base=True)

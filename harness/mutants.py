@@ -76,14 +76,17 @@ def run_one(mutant):
 
 
 def check(names=()):
-    """Run the mutants; rewrite the table when all of them ran.  Returns
-    the names of the mutants no test caught."""
+    """Run the mutants (all, or those named) and update their rows of the
+    table.  Returns the names of the mutants no test caught."""
     if tree.git("status", "--porcelain", "--untracked-files=no"):
         raise HarnessError("build/linux has uncommitted changes; commit or "
                            "stash them first")
     mutants = load(names)
-    head = tree.git("rev-parse", "--short", "HEAD")
-    rows, missed = [], []
+    # build/linux's hashes differ between clones; this repository's do not.
+    head = run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+               capture=True, quiet=True).stdout.strip()
+    rows = read_table()
+    missed = []
     for n, mutant in enumerate(mutants, 1):
         log(f"mutant [{n}/{len(mutants)}] {mutant.name}: {mutant.promise}")
         start = time.monotonic()
@@ -91,35 +94,52 @@ def check(names=()):
         log(f"mutant {mutant.name}: "
             + (f"caught by {', '.join(caught)}" if caught else "NOT CAUGHT")
             + f" ({time.monotonic() - start:.0f}s)")
-        rows.append((mutant, caught))
+        rows[mutant.name] = ("<br>".join(caught) if caught
+                             else "**not caught**",
+                             f"{time.strftime('%Y-%m-%d')}, {head}")
+        write_table(rows)
         if not caught:
             missed.append(mutant.name)
-    if not names:
-        _write_table(rows, head)
     return missed
 
 
-def _write_table(rows, head):
+# A row of the table: | mutant | promise | profile | caught by | run |
+_ROW = re.compile(r"^\| (\S+) \| .* \| (\S+) \| (.*) \| (.*) \|$")
+
+
+def read_table():
+    """{mutant: (caught by, when and on which series)} from the table."""
+    rows = {}
+    if os.path.exists(TABLE):
+        with open(TABLE, encoding="utf-8") as f:
+            for line in f:
+                m = _ROW.match(line.rstrip("\n"))
+                if m and m.group(1) not in ("mutant", "---"):
+                    rows[m.group(1)] = (m.group(3), m.group(4))
+    return rows
+
+
+def write_table(rows):
+    """The table of every mutant in mutants/, from ROWS ({mutant: (caught
+    by, run)}); a mutant not in ROWS has not run."""
     lines = [
         "# Mutants",
         "",
         "Each patch here breaks one promise of the series' kernel code.",
         "`make mutants` applies each to build/linux, builds the lean kernel,",
         "runs the series' tests (the profile of `python3 -m harness",
-        "selftests` named in the patch) and takes it back; this table is",
-        "its last complete run.  A mutant that no test catches shows a",
-        "missing test.  Run one: `python3 -m harness mutants NAME`.",
+        "selftests` named in the patch) and takes it back, and this table",
+        "says what caught it, on which day and at which commit of this",
+        "repository.  A mutant that no test catches shows a missing test.",
+        "`python3 -m harness mutants NAME...` runs some and updates their",
+        "rows.",
         "",
-        f"Last run: {time.strftime('%Y-%m-%d')}, series at {head} of "
-        "build/linux.",
-        "",
-        "| mutant | promise broken | profile | caught by |",
-        "| --- | --- | --- | --- |",
+        "| mutant | promise broken | profile | caught by | run |",
+        "| --- | --- | --- | --- | --- |",
     ]
-    for mutant, caught in rows:
+    for mutant in load():
+        caught, when = rows.get(mutant.name, ("not run", "-"))
         lines.append(f"| {mutant.name} | {mutant.promise} | "
-                     f"{mutant.profile} | "
-                     f"{'<br>'.join(caught) if caught else '**not caught**'} |")
+                     f"{mutant.profile} | {caught} | {when} |")
     with open(TABLE, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
-    log(f"wrote {os.path.relpath(TABLE, REPO)}")

@@ -49,6 +49,23 @@ class MutantTest(unittest.TestCase):
         self.assertEqual(len({m.name for m in found}), len(found))
 
 
+class TableTest(unittest.TestCase):
+    def test_rows_survive_a_rewrite(self):
+        fd, path = tempfile.mkstemp(suffix=".md")
+        os.close(fd)
+        self.addCleanup(os.remove, path)
+        old = mutants.TABLE
+        mutants.TABLE = path
+        self.addCleanup(setattr, mutants, "TABLE", old)
+        name = mutants.load()[0].name
+        mutants.write_table({name: ("a<br>b (missing)", "2026-11-24, abc")})
+        rows = mutants.read_table()
+        self.assertEqual(rows[name], ("a<br>b (missing)", "2026-11-24, abc"))
+        self.assertEqual(len(rows), len(mutants.load()))
+        self.assertTrue(all(r == ("not run", "-") for n, r in rows.items()
+                            if n != name))
+
+
 class CatchersTest(unittest.TestCase):
     def test_subtest_named_not_its_program(self):
         results = {"test_bgreclaim": "fail",
