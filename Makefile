@@ -5,7 +5,8 @@ HARNESS := python3 -m harness
 VARIANT ?= lean
 
 .PHONY: demo check unit setup refresh export checkpatch kernel selftests \
-	baseline bisect bench selftests-debug selftests-numa stress mutants
+	baseline bisect bench selftests-debug selftests-numa selftests-helpers \
+	stress mutants
 
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo --variant $(VARIANT)
@@ -38,6 +39,9 @@ selftests-debug:       ## the debug kernel (KASAN, lockdep...): series tests, me
 
 selftests-numa:        ## the series' tests in a guest of two NUMA nodes (lean kernel)
 	$(HARNESS) selftests --variant lean --profile numa
+
+selftests-helpers:     ## kswapd's helpers: stress phases in a guest of two nodes of two vCPUs (not in CI)
+	$(HARNESS) selftests --variant lean --profile helpers
 
 stress:                ## the long race/fuzz run on the debug kernel (more than an hour under TCG)
 	$(HARNESS) selftests --variant debug --profile stress
