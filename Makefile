@@ -11,7 +11,7 @@ VARIANT ?= lean
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo --variant $(VARIANT)
 
-check: unit checkpatch selftests selftests-numa selftests-debug   ## everything CI runs
+check: unit checkpatch selftests selftests-numa selftests-helpers selftests-debug   ## everything CI runs
 
 unit:                  ## harness unit tests (no kernel needed)
 	$(HARNESS) unit
@@ -40,7 +40,7 @@ selftests-debug:       ## the debug kernel (KASAN, lockdep...): series tests, me
 selftests-numa:        ## the series' tests in a guest of two NUMA nodes (lean kernel)
 	$(HARNESS) selftests --variant lean --profile numa
 
-selftests-helpers:     ## kswapd's helpers: stress phases in a guest of two nodes of two vCPUs (not in CI)
+selftests-helpers:     ## kswapd's helpers: stress phases in a guest of two nodes of two vCPUs, on an instruction clock
 	$(HARNESS) selftests --variant lean --profile helpers
 
 stress:                ## the long race/fuzz run on the debug kernel (more than an hour under TCG)

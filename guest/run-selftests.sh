@@ -10,14 +10,17 @@
 # same TAP file.
 # usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
 #        KERNEL_TREE FUZZ_INPUTS STRESS_CYCLES STRESS_SECONDS STRESS_PHASES
-#        [PROGRAM...]
+#        [PROGRAM...|none]
 # STRESS_PHASES: stress.sh's phases, comma-separated, or "default" for
-# its default ones.
+# its default ones.  "none" for the programs: no kselftest program, only
+# the fuzzer and the stress phases.
 set -u
 results=$1 kselftest=$2 timeout=$3 bin=$4 tree=$5 fuzz_inputs=$6 cycles=$7
 seconds=$8 phases=${9//,/ }
 shift 9
 [ "$phases" = default ] && phases=
+programs_too=y
+[ "$*" = none ] && programs_too=
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 
@@ -32,9 +35,13 @@ selection=()
 for prog in "$@"; do
 	selection+=(-t "cgroup:$prog")
 done
-./run_kselftest.sh --override-timeout "$timeout" "${selection[@]}" 2>&1 |
-	tee "$results/tap.txt"
-rc=${PIPESTATUS[0]}
+rc=0
+: > "$results/tap.txt"
+if [ -n "$programs_too" ]; then
+	./run_kselftest.sh --override-timeout "$timeout" "${selection[@]}" \
+		2>&1 | tee "$results/tap.txt"
+	rc=${PIPESTATUS[0]}
+fi
 # Results are judged from the TAP output; the exit code only tells the
 # host that the script got to the end.
 
@@ -71,12 +78,14 @@ for prog in test_memcontrol test_kmem; do
 done
 
 if [ -x cgroup/test_bgreclaim ]; then
-	echo y > /sys/kernel/mm/lru_gen/enabled
-	(cd cgroup && tap_program test_bgreclaim-mglru-zswap "$timeout" \
-		./test_bgreclaim) | tee -a "$results/tap.txt"
-	echo n > /sys/kernel/mm/lru_gen/enabled
+	if [ -n "$programs_too" ]; then
+		echo y > /sys/kernel/mm/lru_gen/enabled
+		(cd cgroup && tap_program test_bgreclaim-mglru-zswap \
+			"$timeout" ./test_bgreclaim) | tee -a "$results/tap.txt"
+		echo n > /sys/kernel/mm/lru_gen/enabled
+	fi
 
-	if [ ${#auto_selection[@]} -gt 0 ]; then
+	if [ -n "$programs_too" ] && [ ${#auto_selection[@]} -gt 0 ]; then
 		with_auto_wmarks ./run_kselftest.sh --override-timeout \
 			"$timeout" "${auto_selection[@]}" 2>&1 |
 			sed 's/^\(.*selftests: cgroup: [^ ]*\)/\1@auto/' |
@@ -89,10 +98,10 @@ if [ -x cgroup/test_bgreclaim ]; then
 		"$(date +%s)" | tee -a "$results/tap.txt"
 	rmdir /sys/fs/cgroup/fuzz
 
-	tap_program memcg-bgreclaim-top "$timeout" \
-		"$here/check_top.sh" "$tree/tools/cgroup/memcg_bgreclaim_top.py" \
-		"$(dirname "$kselftest")" |
-		tee -a "$results/tap.txt"
+	[ -z "$programs_too" ] ||
+		tap_program memcg-bgreclaim-top "$timeout" "$here/check_top.sh" \
+			"$tree/tools/cgroup/memcg_bgreclaim_top.py" \
+			"$(dirname "$kselftest")" | tee -a "$results/tap.txt"
 
 	# With the whole suite only: the runtimes exercise no kernel path
 	# that the tests above do not.

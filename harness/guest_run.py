@@ -44,16 +44,18 @@ def check_guest_log(rdir, console):
 
 class Profile:
     """What a selftests run covers: the kselftest PROGRAMS (all when
-    empty), then, on a kernel with the series, fuzz inputs for
-    memory.reclaim_wmarks and the race stress phases (guest/stress.sh:
+    empty, none when None), then, on a kernel with the series, fuzz inputs
+    for memory.reclaim_wmarks and the race stress phases (guest/stress.sh:
     STRESS_PHASES, or its default ones), all in one boot of at most
     TIMEOUT seconds, each program at most TEST_TIMEOUT, on a guest of CPUS
-    vCPUs in NUMA_NODES nodes."""
+    vCPUs in NUMA_NODES nodes, on an instruction clock with ICOUNT
+    (vm.boot())."""
 
     def __init__(self, programs, fuzz_inputs, stress_cycles, stress_seconds,
                  timeout=SUITE_TIMEOUT, test_timeout=TEST_TIMEOUT,
-                 numa_nodes=1, cpus=2, stress_phases=()):
+                 numa_nodes=1, cpus=2, stress_phases=(), icount=False):
         self.programs = programs
+        self.icount = icount
         self.numa_nodes = numa_nodes
         self.cpus = cpus
         self.stress_phases = stress_phases
@@ -83,12 +85,13 @@ PROFILES = {
     "numa": Profile(["test_bgreclaim"], 200, 0, 0, numa_nodes=2),
     # kswapd's helpers, which need CPUs with nothing to run (on two vCPUs
     # they never ran): two nodes of two vCPUs each, for the cgroups that
-    # opted in and for no other (`make selftests-helpers`).  Not in `make
-    # check`: with four vCPUs on two host cores, one CI run of three saw
-    # an RCU stall report from a vCPU the host starved during the kswapd
-    # phase.
-    "helpers": Profile(["test_bgreclaim"], 100, 1, 30, numa_nodes=2, cpus=4,
-                       stress_phases=("kswapd", "helpers-off")),
+    # opted in and for no other.  On the instruction clock: one host
+    # thread runs the four vCPUs in turn, so none waits for a host core
+    # while the guest thinks it runs (with four vCPUs on two host cores,
+    # one CI run of three saw an RCU stall report from a starved vCPU).
+    # The series' tests run on the guests above, at the host's pace.
+    "helpers": Profile(None, 100, 1, 30, numa_nodes=2, cpus=4,
+                       stress_phases=("kswapd", "helpers-off"), icount=True),
     # What `make mutants` runs on a mutant whose patch names no profile:
     # the series' tests on the lean kernel, without the rest of the suite.
     "mutant": Profile(["test_bgreclaim"], 300, 0, 0),
@@ -106,7 +109,8 @@ def run_selftests(variant, base=False, profile=PROFILES["full"],
     else:
         kernel = build.kernel_image(variant, base)
         kselftest = build.kselftest_dir(variant, base)
-    suffix = "-numa" if profile.numa_nodes > 1 else ""
+    suffix = ("-numa" if profile.numa_nodes > 1 else "") + \
+        ("-icount" if profile.icount else "")
     name = os.path.basename(outdir) if outdir else \
         build.kernel_name(variant, base)
     rdir = rundir(f"selftests-{name}{suffix}")
@@ -114,11 +118,15 @@ def run_selftests(variant, base=False, profile=PROFILES["full"],
     have_baseline = os.path.exists(baseline_path(variant))
     report = tap.LiveReport(_load_baseline(variant) if have_baseline else {})
     programs = profile.programs
-    if base:
+    if base and programs:
         # The base has none of the series' programs (test_bgreclaim).
         installed = os.path.join(kselftest, "cgroup")
         programs = [p for p in programs
                     if os.path.exists(os.path.join(installed, p))]
+    if programs is None:
+        # The guest gets its command as one string, where an empty
+        # argument would vanish: "none" stands for no program.
+        programs = ["none"]
     console = vm.boot(kernel, rdir,
                       [os.path.join(GUEST, "run-selftests.sh"), rdir,
                        kselftest,
@@ -135,7 +143,8 @@ def run_selftests(variant, base=False, profile=PROFILES["full"],
                       timeout=profile.timeout,
                       echo=lambda line: report.line(line) or
                       vm.progress_line(line),
-                      numa_nodes=profile.numa_nodes, cpus=profile.cpus)
+                      numa_nodes=profile.numa_nodes, cpus=profile.cpus,
+                      icount=profile.icount)
     problems = check_guest_log(rdir, console)
     plans, notes = {}, {}
     results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "", plans,
@@ -184,8 +193,11 @@ def baseline_path(variant):
 
 
 def load_baseline(variant, programs=()):
-    """The variant's baseline, or the part of it about PROGRAMS."""
+    """The variant's baseline, or the part of it about PROGRAMS (all when
+    empty, none when None)."""
     base = _load_baseline(variant)
+    if programs is None:
+        return {}
     if not programs:
         return base
     return {name: r for name, r in base.items()

@@ -387,6 +387,17 @@ class ManifestTest(unittest.TestCase):
         self.assertTrue(subset["kunit:memcg_bgreclaim"])
         self.assertFalse(subset["fuzz-wmarks"])
 
+    def test_helpers_profile_runs_no_program(self):
+        # Its guest runs the stress phases alone: the programs' baseline
+        # entries must not be owed there, the named phases must.
+        self.assertIsNone(guest_run.PROFILES["helpers"].programs)
+        self.assertEqual(guest_run.load_baseline("lean", None), {})
+        self.assertTrue(guest_run.load_baseline("lean", ["test_core"]))
+        helpers = guest_run.load_manifest("helpers")
+        self.assertIn("stress-kswapd", helpers)
+        self.assertIn("stress-helpers-off", helpers)
+        self.assertNotIn("test_bgreclaim", helpers)
+
     def test_stress_phases_match_the_script(self):
         with open(os.path.join(GUEST, "stress.sh"), encoding="utf-8") as f:
             phases = re.search(r"PHASES=\$\{\*:-(.*)\}", f.read()).group(1)
