@@ -152,16 +152,22 @@ static int cycle(const char *parent, const char *data, int i,
 /*
  * To the kernel log, which reaches the console at once: stress.sh shows a
  * phase's output only when the phase ends, and a run killed at its time
- * limit should still tell how far it got.
+ * limit should still tell how far it got.  One write() per record: not
+ * dprintf(), which gives up without writing when its lseek(SEEK_CUR) on
+ * /dev/kmsg fails with EINVAL.
  */
 static void progress(int done, int cycles)
 {
-	int fd = open("/dev/kmsg", O_WRONLY);
+	char msg[80];
+	int fd = open("/dev/kmsg", O_WRONLY), len;
 
 	if (fd < 0)
 		return;
-	dprintf(fd, "cgchurn: %d of %d create/remove cycles done\n", done,
-		cycles);
+	len = snprintf(msg, sizeof(msg),
+		       "cgchurn: %d of %d create/remove cycles done\n", done,
+		       cycles);
+	if (write(fd, msg, len) != len)
+		fprintf(stderr, "cgchurn: /dev/kmsg: %s\n", strerror(errno));
 	close(fd);
 }
 
