@@ -400,10 +400,61 @@ node_pressure() {
 	return $rc
 }
 
-# kswapd's helpers at work on cgroups that turned background reclaim on.
-# Status 3 when the helpers never ran (nothing was tested).
+# The lruvec events of kswapd's helpers and the workers go to a trace
+# instance of their own, on the global clock, read as they come (the run
+# events stay in the main buffer, for settle()).
+LRUVECS=$TRACE/instances/lruvecs
+LRUVEC_EVENTS="mm_vmscan_memcg_bgreclaim_lruvec_enter mm_vmscan_memcg_bgreclaim_lruvec_leave"
+lruvec_trace_start() {
+	local ev
+	mkdir "$LRUVECS" && echo global > "$LRUVECS/trace_clock" || return 1
+	cat "$LRUVECS/trace_pipe" > "$DATA/lruvecs.trace" &
+	LRUVEC_READER=$!
+	for ev in $LRUVEC_EVENTS; do
+		echo 1 > "$LRUVECS/events/vmscan/$ev/enable" || return 1
+	done
+}
+
+# Stop tracing and say how many times a background reclaimer entered a
+# lruvec, by helpers and by workers, how many times into one another was
+# in (in timestamp order; a leave before an enter of the same instant),
+# and how many events were lost.
+lruvec_trace_stop() {
+	local ev
+	for ev in $LRUVEC_EVENTS; do
+		echo 0 > "$LRUVECS/events/vmscan/$ev/enable"
+	done
+	sleep 1
+	kill "$LRUVEC_READER"
+	wait "$LRUVEC_READER" 2>/dev/null
+	rmdir "$LRUVECS"
+	awk '/LOST [0-9]+ EVENTS/ { lost += $(NF - 1) }
+	/_lruvec_(enter|leave): / {
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = substr($i, 1, length($i) - 1)
+			if ($i ~ /^(cgroup_id|nid|reclaimer)=/) f[substr($i, 1, 3)] = $i
+		}
+		print ts, /_enter: / ? 1 : 0, f["cgr"] "," f["nid"], f["rec"]
+	}
+	END { if (lost) print "lost", lost }' "$DATA/lruvecs.trace" |
+		sort -k1,1n -k2,2n | awk '
+	$1 == "lost" { lost = $2; next }
+	$2 == 1 { entries++; helpers += $4 == "reclaimer=0"; over += inside[$3]++ > 0 }
+	$2 == 0 && inside[$3] > 0 { inside[$3]-- }
+	END { print entries + 0, helpers + 0, entries - helpers, over + 0, lost + 0 }'
+	rm -f "$DATA/lruvecs.trace"
+}
+
+# kswapd's helpers at work on cgroups that turned background reclaim on,
+# never two background reclaimers in a lruvec at once.  Status 3 when the
+# helpers never ran (nothing was tested).
 kswapd_phase() {
-	UNTIL_HELPED=1 node_pressure auto Y || return 1
+	local entries helpers workers over lost
+	lruvec_trace_start || return 1
+	UNTIL_HELPED=1 node_pressure auto Y || { lruvec_trace_stop > /dev/null; return 1; }
+	read -r entries helpers workers over lost <<< "$(lruvec_trace_stop)"
+	echo "stress: $entries entries into a lruvec, $helpers by helpers, $workers by workers; $over into one another was in; $lost events lost"
+	[ "$over" -eq 0 ] && [ "$lost" -eq 0 ] || return 1
 	# Too short a phase on a slow kernel may not fill memory at all.
 	[ "$SCANNED" -gt 0 ] ||
 		{ echo "stress: kswapd never ran: no node pressure in ${SECONDS_EACH}s"; return 3; }

@@ -355,14 +355,16 @@ KSWAPD_STOCK_TARGETS = [
     for v in ("pool-1", "pool-1+mglru")]
 KSWAPD_WHAT = (
     "Most of the guest's memory is mlocked, leaving 900 MiB.  pool-N: "
-    "2 readers, each in its own memory cgroup without limits, stream "
+    "2 readers, each in its own memory cgroup without limits but with "
+    "\"auto\" watermarks (kswapd hands helpers only the lruvecs of "
+    "cgroups that turned background reclaim on), stream "
     "their own 448 MiB file twice from the ext4 scratch disk (1.75 GiB "
     "through about 700 MiB of page cache), with the background "
     "reclaim pool's max_active at N; 1 is stock kswapd (no helpers), "
     "2 is what the default gives an 8-CPU machine (on this VM "
     "the default is 1); MGLRU is off except in pool-N+mglru, the "
-    "same with MGLRU on.  No cgroup has watermarks: the pool's only "
-    "work is kswapd's.")
+    "same with MGLRU on.  With no limit, no cgroup's own worker runs: "
+    "the pool's only work is kswapd's.")
 
 # The kswapd-mixed scenarios (on the host's clock and on an instruction
 # clock): variants, table, targets and what holds in both.
