@@ -9,9 +9,10 @@
 # usage: stress.sh BIN_DIR CYCLES SECONDS [PHASE...]
 #   CYCLES: create/remove cycles of the churn phases; SECONDS: length of
 #   each timed phase; PHASEs: some of churn rewrite freeze swapoff oom
-#   hotplug (the default), and kswapd and helpers-off, which run only when
-#   named: they need 4 vCPUs and half a minute for kswapd's helpers to run
-#   at all (on a 2-vCPU debug guest in 10 s there was no node pressure).
+#   hotplug (the default), and kswapd, kswapd-target and helpers-off,
+#   which run only when named: they need 4 vCPUs and half a minute for
+#   kswapd's helpers to run at all (on a 2-vCPU debug guest in 10 s there
+#   was no node pressure).
 #   With STRESS_CONTROL=1 every watermark written is "off": the same
 #   stress without background reclaim, to tell the series' problems from
 #   the base kernel's.
@@ -334,9 +335,11 @@ vmstat_of() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 # idle for helpers, and their dirty pages slow kswapd down.  Meanwhile the
 # cgroups are killed and recreated, the pool's bound changes and MGLRU is
 # switched on and off, so that helpers run with both LRUs and across the
-# switch.  With UNTIL_HELPED=1 it goes on past SECONDS, up to three times
-# as long, until the helpers have scanned a page.  Sets SCANNED and HELPED,
-# the pages kswapd and its helpers scanned.
+# switch.  With READ_ONLY=1 the files are holes, which the tasks only
+# read: clean page cache that comes as fast as it can be allocated, with
+# no I/O to wait for; and MGLRU stays on.  With UNTIL=COMMAND it goes on
+# past SECONDS, up to three times as long, until COMMAND succeeds.  Sets
+# SCANNED and HELPED, the pages kswapd and its helpers scanned.
 node_pressure() {
 	local wm=$1 allowing=$2 pool=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
 	local lru_gen=/sys/kernel/mm/lru_gen/enabled lru_gen0=
@@ -345,8 +348,12 @@ node_pressure() {
 	bound=$(cat "$pool") && allowed=$(cat "$allow") || return 1
 	[ -w "$lru_gen" ] && lru_gen0=$(cat "$lru_gen")
 	for i in 1 2 3; do
-		dd if=/dev/zero of="$DATA/kswapd.$i" bs=1M count=256 status=none ||
-			return 1
+		if [ "${READ_ONLY:-0}" = 1 ]; then
+			rm -f "$DATA/kswapd.$i"
+			truncate -s 256M "$DATA/kswapd.$i"
+		else
+			dd if=/dev/zero of="$DATA/kswapd.$i" bs=1M count=256 status=none
+		fi || return 1
 	done
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
@@ -362,20 +369,22 @@ node_pressure() {
 	HELPED=$(vmstat_of pgscan_kswapd_helper)
 	end=$((SECONDS + SECONDS_EACH))
 	last=$((SECONDS + 3 * SECONDS_EACH))
-	while [ $SECONDS -lt $end ] || { [ "${UNTIL_HELPED:-0}" = 1 ] &&
-		[ $SECONDS -lt $last ] &&
-		[ "$(vmstat_of pgscan_kswapd_helper)" -eq "$HELPED" ]; }; do
+	while [ $SECONDS -lt $end ] || { [ -n "${UNTIL:-}" ] &&
+		[ $SECONDS -lt $last ] && ! $UNTIL; }; do
 		i=$((cycles % 3 + 1))
 		[ -d "$PARENT/kswapd$i" ] && { kill_and_remove "$PARENT/kswapd$i" || rc=1; }
 		mkdir "$PARENT/kswapd$i" || rc=1
 		[ "$i" -eq 3 ] && { echo 128M > "$PARENT/kswapd$i/memory.max" || rc=1; }
 		wmarks "$wm" > "$PARENT/kswapd$i/memory.reclaim_wmarks" || rc=1
 		run_in "$PARENT/kswapd$i" sh -c 'while :; do
-			dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc status=none
+			[ "$2" = 1 ] ||
+				dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc status=none
 			dd if="$1" of=/dev/null bs=1M status=none
-		done' sh "$DATA/kswapd.$i"
+		done' sh "$DATA/kswapd.$i" "${READ_ONLY:-0}"
 		echo $((cycles % 2 + 2)) > "$pool" || rc=1
-		if [ -n "$lru_gen0" ]; then
+		if [ "${READ_ONLY:-0}" = 1 ]; then
+			[ -z "$lru_gen0" ] || echo y > "$lru_gen" || rc=1
+		elif [ -n "$lru_gen0" ]; then
 			case $((cycles % 4)) in
 			0 | 1) echo y > "$lru_gen" || rc=1 ;;
 			*) echo n > "$lru_gen" || rc=1 ;;
@@ -396,15 +405,20 @@ node_pressure() {
 	rm -f "$DATA"/kswapd.*
 	SCANNED=$(($(vmstat_of pgscan_kswapd) - SCANNED))
 	HELPED=$(($(vmstat_of pgscan_kswapd_helper) - HELPED))
-	echo "stress: $cycles reader restarts with \"$(wmarks "$wm")\", helpers allowed: $used${lru_gen0:+ (MGLRU switched every 2)}; kswapd scanned $SCANNED pages, its helpers $HELPED of them"
+	lru_gen0=${lru_gen0:+ (MGLRU switched every 2)}
+	[ "${READ_ONLY:-0}" = 1 ] && lru_gen0=" (reading only, MGLRU on)"
+	echo "stress: $cycles reader restarts with \"$(wmarks "$wm")\", helpers allowed: $used$lru_gen0; kswapd scanned $SCANNED pages, its helpers $HELPED of them"
 	return $rc
 }
 
-# The lruvec events of kswapd's helpers and the workers go to a trace
-# instance of their own, on the global clock, read as they come (the run
-# events stay in the main buffer, for settle()).
+# The lruvec events of kswapd's helpers and the workers, and the ends of
+# the passes kswapd shared with helpers, go to a trace instance of their
+# own, on the global clock, read as they come (the run events stay in the
+# main buffer, for settle()).  The passes are kept in $PASSES for the
+# kswapd-target phase.
 LRUVECS=$TRACE/instances/lruvecs
-LRUVEC_EVENTS="mm_vmscan_memcg_bgreclaim_lruvec_enter mm_vmscan_memcg_bgreclaim_lruvec_leave"
+LRUVEC_EVENTS="mm_vmscan_memcg_bgreclaim_lruvec_enter mm_vmscan_memcg_bgreclaim_lruvec_leave mm_vmscan_kswapd_helped_pass"
+PASSES=/tmp/stress-passes
 lruvec_trace_start() {
 	local ev
 	mkdir "$LRUVECS" && echo global > "$LRUVECS/trace_clock" || return 1
@@ -417,9 +431,13 @@ lruvec_trace_start() {
 
 # Stop tracing and say how many times a background reclaimer entered a
 # lruvec, by helpers and by workers, how many times into one another was
-# in, and how many events were lost.  In timestamp order, a leave before
-# an enter of the same instant; two in a lruvec for no more than 100 us
-# count as clock skew between CPUs, as in test_bgr_one_reclaimer.
+# in, how many events were lost, how many entries were not as kswapd
+# (helpers) or were (workers), and how many helpers entered the root
+# cgroup's lruvec.  In timestamp order, and events of one instant in the
+# order the trace gave them (a CPU's own events come in order, and a
+# reclaimer can leave an empty lruvec within the microsecond it entered);
+# two in a lruvec for no more than 100 us count as clock skew between
+# CPUs, as in test_bgr_one_reclaimer.
 lruvec_trace_stop() {
 	local ev
 	for ev in $LRUVEC_EVENTS; do
@@ -429,19 +447,22 @@ lruvec_trace_stop() {
 	kill "$LRUVEC_READER"
 	wait "$LRUVEC_READER" 2>/dev/null
 	rmdir "$LRUVECS"
+	sed -n 's/.*mm_vmscan_kswapd_helped_pass: //p' "$DATA/lruvecs.trace" > "$PASSES"
 	awk '/LOST [0-9]+ EVENTS/ { lost += $(NF - 1) }
 	/_lruvec_(enter|leave): / {
 		for (i = 1; i <= NF; i++) {
 			if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = substr($i, 1, length($i) - 1)
-			if ($i ~ /^(cgroup_id|nid|reclaimer)=/) f[substr($i, 1, 3)] = $i
+			if ($i ~ /^(cgroup_id|nid|reclaimer|kswapd)=/) f[substr($i, 1, 3)] = $i
 		}
-		print ts, /_enter: / ? 1 : 0, f["cgr"] "," f["nid"], f["rec"]
+		print ts, /_enter: / ? 1 : 0, f["cgr"] "," f["nid"], f["rec"], f["ksw"]
 	}
 	END { if (lost) print "lost", lost }' "$DATA/lruvecs.trace" |
-		sort -k1,1n -k2,2n | awk '
+		sort -s -k1,1n | awk '
 	$1 == "lost" { lost = $2; next }
 	$2 == 1 {
-		entries++; helpers += $4 == "reclaimer=0"
+		entries++; helper = $4 == "reclaimer=0"; helpers += helper
+		misnamed += helper != ($5 == "kswapd=1")
+		root += helper && $3 ~ /^cgroup_id=1,/
 		if (inside[$3]++ > 0 && !met[$3]) met[$3] = $1
 	}
 	$2 == 0 {
@@ -449,24 +470,98 @@ lruvec_trace_stop() {
 		if (met[$3] && $1 - met[$3] > 0.0001) over++
 		met[$3] = 0
 	}
-	END { print entries + 0, helpers + 0, entries - helpers, over + 0, lost + 0 }'
+	END {
+		print entries + 0, helpers + 0, entries - helpers, over + 0, lost + 0,
+		      misnamed + 0, root + 0
+	}'
 	rm -f "$DATA/lruvecs.trace"
 }
 
-# kswapd's helpers at work on cgroups that turned background reclaim on,
-# never two background reclaimers in a lruvec at once.  Status 3 when the
-# helpers never ran (nothing was tested).
-kswapd_phase() {
-	local entries helpers workers over lost
+# Whether kswapd's helpers have scanned a page since node_pressure began.
+helped() { [ "$(vmstat_of pgscan_kswapd_helper)" -ne "$HELPED" ]; }
+
+# node_pressure's arguments, with the lruvec events traced: never two
+# background reclaimers in a lruvec at once, every helper and no worker as
+# kswapd, no helper in the root cgroup's lruvec.
+traced_node_pressure() {
+	local entries helpers workers over lost misnamed root
+	rm -f "$PASSES"
 	lruvec_trace_start || return 1
-	UNTIL_HELPED=1 node_pressure auto Y || { lruvec_trace_stop > /dev/null; return 1; }
-	read -r entries helpers workers over lost <<< "$(lruvec_trace_stop)"
+	node_pressure "$@" || { lruvec_trace_stop > /dev/null; return 1; }
+	read -r entries helpers workers over lost misnamed root <<< "$(lruvec_trace_stop)"
 	echo "stress: $entries entries into a lruvec, $helpers by helpers, $workers by workers; $over into one another was in; $lost events lost"
-	[ "$over" -eq 0 ] && [ "$lost" -eq 0 ] || return 1
+	echo "stress: $misnamed entries by a helper not as kswapd or by a worker as kswapd; $root by helpers into the root cgroup's lruvec"
+	[ "$over" -eq 0 ] && [ "$lost" -eq 0 ] && [ "$misnamed" -eq 0 ] &&
+		[ "$root" -eq 0 ]
+}
+
+# kswapd's helpers at work on cgroups that turned background reclaim on,
+# as traced_node_pressure checks them.  Status 3 when the helpers never
+# ran (nothing was tested).
+kswapd_phase() {
+	UNTIL=helped traced_node_pressure auto Y || return 1
 	# Too short a phase on a slow kernel may not fill memory at all.
 	[ "$SCANNED" -gt 0 ] ||
 		{ echo "stress: kswapd never ran: no node pressure in ${SECONDS_EACH}s"; return 3; }
 	[ "$HELPED" -gt 0 ] || { echo "stress: kswapd's helpers never ran"; return 3; }
+}
+
+# Whether $PASSES_REACHED MGLRU passes shared with helpers have reclaimed
+# their target, in the trace so far.
+PASSES_REACHED=10
+reached_targets() {
+	[ "$(sed -n 's/.*mm_vmscan_kswapd_helped_pass: //p' "$DATA/lruvecs.trace" |
+		awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+		f["lru_gen"] && f["reclaimed"] >= f["target"] { n++ }
+		END { print n + 0 }')" -ge "$PASSES_REACHED" ]
+}
+
+# MGLRU's passes that kswapd shared with helpers.  kswapd and its helpers
+# share the pass's target, so the LRU pages a pass reclaimed exceed it by
+# at most one batch (MIN_LRU_BATCH, 64 pages; ext4's page cache has no
+# large folios here) per reclaimer, kswapd and each of the helpers it may
+# run at once.  Slab pages count towards the target, but one shrinker
+# call is no batch, so they are left out.  Only a pass that reaches its
+# target can overshoot it, and few do: most end when the node is balanced
+# or their walk is done.  So the tasks read holes (clean page cache,
+# allocated as fast as it is read, reclaimed as fast as it is scanned),
+# and min_free_kbytes is 4 MiB for the phase, which brings the target,
+# the node's high watermarks, from about 8,300 pages to 1,500-3,700 (in
+# 90 s without it, 0 to 7 passes reached it; with it 5 and 11).  Goes on
+# until $PASSES_REACHED passes reached their target, or three times
+# SECONDS.  Status 3 when none did (nothing was tested).
+kswapd_target_phase() {
+	local judged passes reached past most helped all rc min_free
+	[ -w /sys/kernel/mm/lru_gen/enabled ] ||
+		{ echo "stress: no MGLRU in this kernel: nothing to judge"; return 3; }
+	min_free=$(cat /proc/sys/vm/min_free_kbytes)
+	echo 4096 > /proc/sys/vm/min_free_kbytes || return 1
+	UNTIL=reached_targets READ_ONLY=1 traced_node_pressure auto Y
+	rc=$?
+	echo "$min_free" > /proc/sys/vm/min_free_kbytes || rc=1
+	[ -f "$PASSES" ] || return 1
+	judged=$(awk '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		if (!f["lru_gen"]) next
+		passes++
+		lru = f["reclaimed"] - f["slab"]
+		reached += f["reclaimed"] >= f["target"]
+		excess = lru - f["target"]
+		if (passes == 1 || excess > most) most = excess
+		if (excess > 64 * (f["helpers"] + 1)) {
+			past++
+			print "stress: past the bound: " $0 > "/dev/stderr"
+		}
+		helped += f["by_helpers"]; all += f["reclaimed"]
+	}
+	END {
+		print passes + 0, reached + 0, past + 0, most + 0, helped + 0, all + 0
+	}' "$PASSES")
+	read -r passes reached past most helped all <<< "$judged"
+	echo "stress: $passes MGLRU passes shared with helpers, $reached of them reached their target; helpers reclaimed $helped of their $all pages; LRU pages past a target: at most $most; $past passes past it by more than a batch per reclaimer"
+	rm -f "$PASSES"
+	[ "$rc" -eq 0 ] && [ "$past" -eq 0 ] || return 1
+	[ "$reached" -gt 0 ] || { echo "stress: no pass shared with helpers reached its target: the bound was not tested"; return 3; }
 }
 
 # The same pressure where kswapd must reclaim alone, as without the
@@ -498,6 +593,7 @@ phase swapoff swapoff_phase
 phase oom oom
 phase hotplug hotplug
 phase kswapd kswapd_phase no-worker
+phase kswapd-target kswapd_target_phase no-worker
 phase helpers-off helpers_off_phase no-worker
 trace_events 0
 rmdir "$PARENT"

@@ -91,7 +91,8 @@ PROFILES = {
     # one CI run of three saw an RCU stall report from a starved vCPU).
     # The series' tests run on the guests above, at the host's pace.
     "helpers": Profile(None, 100, 1, 30, numa_nodes=2, cpus=4,
-                       stress_phases=("kswapd", "helpers-off"), icount=True),
+                       stress_phases=("kswapd", "kswapd-target", "helpers-off"),
+                       icount=True),
     # What `make mutants` runs on a mutant whose patch names no profile:
     # the series' tests on the lean kernel, without the rest of the suite.
     "mutant": Profile(["test_bgreclaim"], 300, 0, 0),
