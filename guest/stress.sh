@@ -338,8 +338,9 @@ vmstat_of() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 # switch.  With READ_ONLY=1 the files are holes, which the tasks only
 # read: clean page cache that comes as fast as it can be allocated, with
 # no I/O to wait for; and MGLRU stays on.  With UNTIL=COMMAND it goes on
-# past SECONDS, up to three times as long, until COMMAND succeeds.  Sets
-# SCANNED and HELPED, the pages kswapd and its helpers scanned.
+# past SECONDS, up to UNTIL_TIMES (3) times as long, until COMMAND
+# succeeds.  Sets SCANNED and HELPED, the pages kswapd and its helpers
+# scanned.
 node_pressure() {
 	local wm=$1 allowing=$2 pool=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
 	local lru_gen=/sys/kernel/mm/lru_gen/enabled lru_gen0=
@@ -368,7 +369,7 @@ node_pressure() {
 	SCANNED=$(vmstat_of pgscan_kswapd)
 	HELPED=$(vmstat_of pgscan_kswapd_helper)
 	end=$((SECONDS + SECONDS_EACH))
-	last=$((SECONDS + 3 * SECONDS_EACH))
+	last=$((SECONDS + ${UNTIL_TIMES:-3} * SECONDS_EACH))
 	while [ $SECONDS -lt $end ] || { [ -n "${UNTIL:-}" ] &&
 		[ $SECONDS -lt $last ] && ! $UNTIL; }; do
 		i=$((cycles % 3 + 1))
@@ -527,8 +528,8 @@ reached_targets() {
 # allocated as fast as it is read, reclaimed as fast as it is scanned),
 # and min_free_kbytes is 4 MiB for the phase, which brings the target,
 # the node's high watermarks, from about 8,300 pages to 1,500-3,700 (in
-# 90 s without it, 0 to 7 passes reached it; with it 5 and 11).  Goes on
-# until $PASSES_REACHED passes reached their target, or three times
+# 90 s without it, 0 to 7 passes reached it; with it 3, 5 and 11).  Goes
+# on until $PASSES_REACHED passes reached their target, or six times
 # SECONDS.  Status 3 when none did (nothing was tested).
 kswapd_target_phase() {
 	local judged passes reached past most helped all rc min_free
@@ -536,7 +537,7 @@ kswapd_target_phase() {
 		{ echo "stress: no MGLRU in this kernel: nothing to judge"; return 3; }
 	min_free=$(cat /proc/sys/vm/min_free_kbytes)
 	echo 4096 > /proc/sys/vm/min_free_kbytes || return 1
-	UNTIL=reached_targets READ_ONLY=1 traced_node_pressure auto Y
+	UNTIL=reached_targets UNTIL_TIMES=6 READ_ONLY=1 traced_node_pressure auto Y
 	rc=$?
 	echo "$min_free" > /proc/sys/vm/min_free_kbytes || rc=1
 	[ -f "$PASSES" ] || return 1
