@@ -507,41 +507,15 @@ kswapd_phase() {
 	[ "$HELPED" -gt 0 ] || { echo "stress: kswapd's helpers never ran"; return 3; }
 }
 
-# Whether $PASSES_REACHED MGLRU passes shared with helpers have reclaimed
-# their target, in the trace so far.
-PASSES_REACHED=10
-reached_targets() {
-	[ "$(sed -n 's/.*mm_vmscan_kswapd_helped_pass: //p' "$DATA/lruvecs.trace" |
-		awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
-		f["lru_gen"] && f["reclaimed"] >= f["target"] { n++ }
-		END { print n + 0 }')" -ge "$PASSES_REACHED" ]
-}
-
-# MGLRU's passes that kswapd shared with helpers.  kswapd and its helpers
-# share the pass's target, so the LRU pages a pass reclaimed exceed it by
-# at most one batch (MIN_LRU_BATCH, 64 pages; ext4's page cache has no
-# large folios here) per reclaimer, kswapd and each of the helpers it may
-# run at once.  Slab pages count towards the target, but one shrinker
-# call is no batch, so they are left out.  Only a pass that reaches its
-# target can overshoot it, and few do: most end when the node is balanced
-# or their walk is done.  So the tasks read holes (clean page cache,
-# allocated as fast as it is read, reclaimed as fast as it is scanned),
-# and min_free_kbytes is 4 MiB for the phase, which brings the target,
-# the node's high watermarks, from about 8,300 pages to 1,500-3,700 (in
-# 90 s without it, 0 to 7 passes reached it; with it 3, 5 and 11).  Goes
-# on until $PASSES_REACHED passes reached their target, or six times
-# SECONDS.  Status 3 when none did (nothing was tested).
-kswapd_target_phase() {
-	local judged passes reached past most helped all rc min_free
-	[ -w /sys/kernel/mm/lru_gen/enabled ] ||
-		{ echo "stress: no MGLRU in this kernel: nothing to judge"; return 3; }
-	min_free=$(cat /proc/sys/vm/min_free_kbytes)
-	echo 4096 > /proc/sys/vm/min_free_kbytes || return 1
-	UNTIL=reached_targets UNTIL_TIMES=6 READ_ONLY=1 traced_node_pressure auto Y
-	rc=$?
-	echo "$min_free" > /proc/sys/vm/min_free_kbytes || rc=1
-	[ -f "$PASSES" ] || return 1
-	judged=$(awk '{
+# The MGLRU passes among the mm_vmscan_kswapd_helped_pass fields on
+# stdin, as "passes reached past most helped all": how many, how many
+# reclaimed their target, how many reclaimed more LRU pages than the
+# target and a batch (64 pages) per reclaimer (each also on stderr), the
+# most LRU pages past a target, and the pages the helpers and the passes
+# reclaimed.  Slab pages count towards the target, but one shrinker call
+# is no batch, so they are left out of the bound.
+judge_passes() {
+	awk '{
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
 		if (!f["lru_gen"]) next
 		passes++
@@ -557,8 +531,43 @@ kswapd_target_phase() {
 	}
 	END {
 		print passes + 0, reached + 0, past + 0, most + 0, helped + 0, all + 0
-	}' "$PASSES")
-	read -r passes reached past most helped all <<< "$judged"
+	}'
+}
+
+# Whether $PASSES_REACHED MGLRU passes shared with helpers have reclaimed
+# their target, in the trace so far.
+PASSES_REACHED=10
+reached_targets() {
+	local passes reached rest
+	read -r passes reached rest <<< "$(sed -n 's/.*mm_vmscan_kswapd_helped_pass: //p' \
+		"$DATA/lruvecs.trace" | judge_passes 2> /dev/null)"
+	[ "$reached" -ge "$PASSES_REACHED" ]
+}
+
+# MGLRU's passes that kswapd shared with helpers.  kswapd and its helpers
+# share the pass's target, so the LRU pages a pass reclaimed exceed it by
+# at most one batch (MIN_LRU_BATCH, 64 pages; ext4's page cache has no
+# large folios here) per reclaimer, kswapd and each of the helpers it may
+# run at once (judge_passes).  Only a pass that reaches its target can
+# overshoot it, and few do: most end when the node is balanced or their
+# walk is done.  So the tasks read holes (clean page cache, allocated as
+# fast as it is read, reclaimed as fast as it is scanned), and
+# min_free_kbytes is 4 MiB for the phase, which brings the target, the
+# node's high watermarks, from about 8,300 pages to 1,500-3,700 (without
+# it, 0 to 7 passes reached it in five 90 s runs; with it, 3 to 11 in
+# four).  Goes on until $PASSES_REACHED passes reached their target, or
+# six times SECONDS.  Status 3 when none did (nothing was tested).
+kswapd_target_phase() {
+	local passes reached past most helped all rc min_free
+	[ -w /sys/kernel/mm/lru_gen/enabled ] ||
+		{ echo "stress: no MGLRU in this kernel: nothing to judge"; return 3; }
+	min_free=$(cat /proc/sys/vm/min_free_kbytes)
+	echo 4096 > /proc/sys/vm/min_free_kbytes || return 1
+	UNTIL=reached_targets UNTIL_TIMES=6 READ_ONLY=1 traced_node_pressure auto Y
+	rc=$?
+	echo "$min_free" > /proc/sys/vm/min_free_kbytes || rc=1
+	[ -f "$PASSES" ] || return 1
+	read -r passes reached past most helped all <<< "$(judge_passes < "$PASSES")"
 	echo "stress: $passes MGLRU passes shared with helpers, $reached of them reached their target; helpers reclaimed $helped of their $all pages; LRU pages past a target: at most $most; $past passes past it by more than a batch per reclaimer"
 	rm -f "$PASSES"
 	[ "$rc" -eq 0 ] && [ "$past" -eq 0 ] || return 1
