@@ -154,6 +154,23 @@ settle() {
 	fi
 }
 
+# A phase still running after STALL_SECONDS has stalled (the longest took
+# about 400 s): say once, on the console, where the user tasks and any
+# task in uninterruptible sleep wait, with the kernel stacks of those in
+# the stress cgroups.  A guest killed for its time leaves only the tail
+# of its console to tell why.
+STALL_SECONDS=$((10 * SECONDS_EACH + 300))
+stall_report() {
+	local pid
+	echo "stress: phase $1 still running after ${STALL_SECONDS}s; tasks:"
+	ps -eo pid=,stat=,wchan:32=,etime=,args= |
+		awk '$2 ~ /^D/ || $5 !~ /^\[/' | cut -c1-160
+	for pid in $(cat "$PARENT"/*/cgroup.procs 2>/dev/null); do
+		echo "stress: kernel stack of $pid ($(cat "/proc/$pid/comm")):"
+		cat "/proc/$pid/stack"
+	done
+}
+
 # phase NAME FUNCTION [no-worker]: one TAP result, when NAME is selected.
 # A worker must have been queued in the phase, unless no-worker says that
 # its cgroups have no watermarks (they stress something else).  When the
@@ -161,22 +178,32 @@ settle() {
 # background reclaim off: the base kernel pins some dead cgroups for longer
 # than a test can wait, and only an excess over that is the series' fault;
 # so are cgroups that are still dying when the control run has ended (ones
-# freed by then were released late, not leaked).
+# freed by then were released late, not leaked).  The output goes through
+# a file, not $(...): a task the phase left running would keep the pipe
+# open and the script waiting for it forever (a reader of a trace event
+# the kernel lacked hung a whole guest run so).
+PHASE_OUT=/tmp/stress-phase-out
 n=0
 phase() {
-	local name=$1 out rc control crc before
+	local name=$1 out rc control crc before watcher
 	[[ " $PHASES " == *" $name "* ]] || return 0
 	WORKER_RUNS=yes
 	[ "${3:-}" = no-worker ] && WORKER_RUNS=no
 	n=$((n + 1))
 	echo "# selftests: cgroup: stress-$name"
 	before=$(dying)
-	out=$(run_phase "$2" 2>&1)
+	(sleep "$STALL_SECONDS" && stall_report "$name") > /dev/console 2>&1 &
+	watcher=$!
+	(run_phase "$2") > "$PHASE_OUT" 2>&1
 	rc=$?
+	pkill -P "$watcher"
+	kill "$watcher" 2>/dev/null
+	out=$(cat "$PHASE_OUT")
 	echo "$out" | sed 's/^/# /'
 	if [ $rc -eq 2 ] && [ "${STRESS_CONTROL:-0}" != 1 ]; then
-		control=$(STRESS_CONTROL=1 run_phase "$2" 2>&1)
+		(STRESS_CONTROL=1 run_phase "$2") > "$PHASE_OUT" 2>&1
 		crc=$?
+		control=$(cat "$PHASE_OUT")
 		echo "$control" | sed 's/^/# control (off): /'
 		if [ $crc -eq 1 ]; then
 			echo "# the control run failed: nothing to judge by"
@@ -420,14 +447,16 @@ node_pressure() {
 LRUVECS=$TRACE/instances/lruvecs
 LRUVEC_EVENTS="mm_vmscan_memcg_bgreclaim_lruvec_enter mm_vmscan_memcg_bgreclaim_lruvec_leave mm_vmscan_kswapd_helped_pass"
 PASSES=/tmp/stress-passes
+# The reader starts last: a failed start leaves no reader behind.
 lruvec_trace_start() {
 	local ev
 	mkdir "$LRUVECS" && echo global > "$LRUVECS/trace_clock" || return 1
+	for ev in $LRUVEC_EVENTS; do
+		echo 1 > "$LRUVECS/events/vmscan/$ev/enable" ||
+			{ rmdir "$LRUVECS"; return 1; }
+	done
 	cat "$LRUVECS/trace_pipe" > "$DATA/lruvecs.trace" &
 	LRUVEC_READER=$!
-	for ev in $LRUVEC_EVENTS; do
-		echo 1 > "$LRUVECS/events/vmscan/$ev/enable" || return 1
-	done
 }
 
 # Stop tracing and say how many times a background reclaimer entered a

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import time
 
+from . import splat
 from .common import GUEST, HarnessError, log, run
 from .deps import VNG, venv_env
 
@@ -118,7 +119,8 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
     console_path = os.path.join(rundir, "console.log")
     start = time.monotonic()
     lines = []
-    with open(console_path, "w", encoding="utf-8") as console:
+    # Line-buffered: when a guest hangs, the log on disk is up to date.
+    with open(console_path, "w", encoding="utf-8", buffering=1) as console:
         # vng runs virtme-run, which must be found on PATH.
         env = dict(os.environ, **venv_env())
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env,
@@ -141,9 +143,25 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
     for disk in disks:
         os.remove(disk)
     if proc.returncode in (124, 137):
-        raise HarnessError(f"guest run killed after {timeout}s; see "
-                           f"{console_path}")
+        raise HarnessError(timeout_report(timeout, console_path, lines))
     return "".join(lines)
+
+
+# How much of the console a killed guest's report shows: what the guest
+# printed last says where it hung (CI keeps only the report, not the log).
+TIMEOUT_TAIL_LINES = 30
+
+
+def timeout_report(timeout, console_path, lines):
+    """Why a guest was killed: its console's splats and last lines."""
+    found = splat.find_splats("".join(lines))
+    report = [f"guest run killed after {timeout}s; see {console_path}"]
+    if found:
+        report.append(splat.format_splats(found))
+    report.append(f"the console's last {TIMEOUT_TAIL_LINES} lines:")
+    report.extend("  " + line.rstrip("\n")
+                  for line in lines[-TIMEOUT_TAIL_LINES:])
+    return "\n".join(report)
 
 
 def fresh_rundir(path):

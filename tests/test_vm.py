@@ -34,5 +34,22 @@ class GuestCommandTest(unittest.TestCase):
                 vm.guest_command(["a.sh", arg])
 
 
+class TimeoutReportTest(unittest.TestCase):
+    def test_splats_and_last_lines_shown(self):
+        lines = [f"line {i}\n" for i in range(100)]
+        lines[10] = "[   12.5] INFO: task bash:42 blocked for more than 60 seconds.\n"
+        report = vm.timeout_report(60, "c.log", lines)
+        self.assertIn("killed after 60s", report)
+        self.assertIn("kernel splat (hung task)", report)
+        self.assertIn("  line 99", report)
+        self.assertIn(f"  line {100 - vm.TIMEOUT_TAIL_LINES}", report)
+        self.assertNotIn(f"  line {99 - vm.TIMEOUT_TAIL_LINES}\n", report)
+
+    def test_no_splat_no_splat_line(self):
+        report = vm.timeout_report(5, "c.log", ["running stress-kswapd\n"])
+        self.assertNotIn("splat", report)
+        self.assertTrue(report.endswith("  running stress-kswapd"))
+
+
 if __name__ == "__main__":
     unittest.main()
