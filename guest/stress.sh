@@ -43,10 +43,22 @@ child() {
 		wmarks "$3" > "$cg/memory.reclaim_wmarks" && echo "$cg"
 }
 
+# run_in CGROUP COMMAND...: COMMAND in the background, in CGROUP or not
+# at all, and back only once it is in CGROUP (or gone).  A task that
+# missed its cgroup would run on outside it, out of reach of
+# kill_and_remove, and settle()'s wait would never end; one that had not
+# moved yet when its cgroup was killed and removed did miss it (under
+# node pressure a child can take seconds to run its first command).
 run_in() {
-	local cg=$1
+	local cg=$1 pid try
 	shift
-	sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" "$@" &
+	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" &
+	pid=$!
+	for try in $(seq 200); do
+		grep -qx "$pid" "$cg/cgroup.procs" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.05
+	done
 }
 
 kill_and_remove() {
@@ -388,10 +400,17 @@ node_pressure() {
 	pin=$(($(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo) - 300))
 	"$BIN/anonhold" "$pin" mlock &
 	pinner=$!
-	while [ "$(awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo)" -lt "$pin" ]; do
+	for i in $(seq 600); do
+		[ "$(awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo)" -ge "$pin" ] && break
 		kill -0 $pinner || { echo "stress: cannot mlock $pin MiB"; return 1; }
 		sleep 0.5
 	done
+	[ "$(awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo)" -ge "$pin" ] || {
+		echo "stress: $pin MiB not mlocked in 300 s: $(grep Mlocked /proc/meminfo)"
+		kill $pinner
+		wait $pinner
+		return 1
+	}
 	[ "$allowing" = default ] || echo "$allowing" > "$allow" || return 1
 	SCANNED=$(vmstat_of pgscan_kswapd)
 	HELPED=$(vmstat_of pgscan_kswapd_helper)
