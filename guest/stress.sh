@@ -190,10 +190,11 @@ stall_report() {
 # background reclaim off: the base kernel pins some dead cgroups for longer
 # than a test can wait, and only an excess over that is the series' fault;
 # so are cgroups that are still dying when the control run has ended (ones
-# freed by then were released late, not leaked).  The output goes through
-# a file, not $(...): a task the phase left running would keep the pipe
-# open and the script waiting for it forever (a reader of a trace event
-# the kernel lacked hung a whole guest run so).
+# freed by then were released late, not leaked).  The phase's output goes
+# to a file, not to $(...)'s pipe: a task the phase left running would
+# keep the pipe open and the script waiting for it forever (a reader of a
+# trace event the kernel lacked hung a whole guest run so).  It still runs
+# in a $(...), where bash prints no notice of the tasks it killed.
 PHASE_OUT=/tmp/stress-phase-out
 n=0
 phase() {
@@ -204,17 +205,15 @@ phase() {
 	n=$((n + 1))
 	echo "# selftests: cgroup: stress-$name"
 	before=$(dying)
-	(sleep "$STALL_SECONDS" && stall_report "$name") > /dev/console 2>&1 &
+	(sleep "$STALL_SECONDS" && stall_report "$name" > /dev/console 2>&1) 2> /dev/null &
 	watcher=$!
-	(run_phase "$2") > "$PHASE_OUT" 2>&1
-	rc=$?
+	rc=$(run_phase "$2" > "$PHASE_OUT" 2>&1; echo $?)
 	pkill -P "$watcher"
 	kill "$watcher" 2>/dev/null
 	out=$(cat "$PHASE_OUT")
 	echo "$out" | sed 's/^/# /'
 	if [ $rc -eq 2 ] && [ "${STRESS_CONTROL:-0}" != 1 ]; then
-		(STRESS_CONTROL=1 run_phase "$2") > "$PHASE_OUT" 2>&1
-		crc=$?
+		crc=$(STRESS_CONTROL=1 run_phase "$2" > "$PHASE_OUT" 2>&1; echo $?)
 		control=$(cat "$PHASE_OUT")
 		echo "$control" | sed 's/^/# control (off): /'
 		if [ $crc -eq 1 ]; then
