@@ -46,15 +46,15 @@ child() {
 # run_in CGROUP COMMAND...: COMMAND in the background, in CGROUP or not
 # at all, and back only once it is in CGROUP (or gone).  A task that
 # missed its cgroup would run on outside it, out of reach of
-# kill_and_remove, and settle()'s wait would never end; one that had not
-# moved yet when its cgroup was killed and removed did miss it (under
-# node pressure a child can take seconds to run its first command).
+# kill_and_remove, and settle()'s wait would never end.  It missed it when
+# the cgroup was killed and removed before the task had moved (under node
+# pressure a child can take seconds to run its first command).
 run_in() {
-	local cg=$1 pid try
+	local cg=$1 pid
 	shift
 	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" &
 	pid=$!
-	for try in $(seq 200); do
+	for _ in $(seq 200); do
 		grep -qx "$pid" "$cg/cgroup.procs" 2>/dev/null && return 0
 		kill -0 "$pid" 2>/dev/null || return 0
 		sleep 0.05
@@ -166,11 +166,11 @@ settle() {
 	fi
 }
 
-# A phase still running after STALL_SECONDS has stalled (the longest took
-# about 400 s): say once, on the console, where the user tasks and any
-# task in uninterruptible sleep wait, with the kernel stacks of those in
-# the stress cgroups.  A guest killed for its time leaves only the tail
-# of its console to tell why.
+# A phase still running after STALL_SECONDS has likely stalled (in CI the
+# longest takes about 400 s): say once, on the console, where the user
+# tasks and any task in uninterruptible sleep wait, with the kernel stacks
+# of those in the stress cgroups.  A guest killed for its time leaves only
+# the tail of its console to tell why.
 STALL_SECONDS=$((10 * SECONDS_EACH + 300))
 stall_report() {
 	local pid
