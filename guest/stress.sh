@@ -362,6 +362,7 @@ hotplug() {
 }
 
 vmstat_of() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+mlocked_mib() { awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo; }
 
 # node_pressure WMARKS ALLOW: node reclaim while kswapd's helpers in the
 # pool are allowed (ALLOW Y) or as they are by default (ALLOW default; the
@@ -400,12 +401,12 @@ node_pressure() {
 	"$BIN/anonhold" "$pin" mlock &
 	pinner=$!
 	for i in $(seq 600); do
-		[ "$(awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo)" -ge "$pin" ] && break
+		[ "$(mlocked_mib)" -ge "$pin" ] && break
 		kill -0 $pinner || { echo "stress: cannot mlock $pin MiB"; return 1; }
 		sleep 0.5
 	done
-	[ "$(awk '/Mlocked/ {print int($2 / 1024)}' /proc/meminfo)" -ge "$pin" ] || {
-		echo "stress: $pin MiB not mlocked in 300 s: $(grep Mlocked /proc/meminfo)"
+	[ "$(mlocked_mib)" -ge "$pin" ] || {
+		echo "stress: $pin MiB not mlocked in 300 s: $(mlocked_mib) MiB"
 		kill $pinner
 		wait $pinner
 		return 1
