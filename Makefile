@@ -40,7 +40,7 @@ selftests-debug:       ## the debug kernel (KASAN, lockdep...): series tests, me
 selftests-numa:        ## the series' tests in a guest of two NUMA nodes (lean kernel)
 	$(HARNESS) selftests --variant lean --profile numa
 
-selftests-helpers:     ## kswapd's helpers: stress phases in a guest of two nodes of two vCPUs, on an instruction clock
+selftests-helpers:     ## kswapd's helpers: stress phases in a guest of two nodes of two vCPUs, run by one host thread
 	$(HARNESS) selftests --variant lean --profile helpers
 
 stress:                ## the long race/fuzz run on the debug kernel (more than an hour under TCG)

@@ -4,9 +4,11 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+import threading
 import time
 
-from . import splat
+from . import monitor, splat
 from .common import GUEST, HarnessError, log, run
 from .deps import VNG, venv_env
 
@@ -83,7 +85,7 @@ def smp_topology(cpus, nodes):
 
 
 def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
-         echo=progress_line, icount=False, numa_nodes=1):
+         echo=progress_line, icount=False, numa_nodes=1, one_thread=False):
     """Boot `kernel` and run `command` (a list) as root in the guest.
 
     The guest may write into `rundir`.  Its whole console output goes to
@@ -91,29 +93,54 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
     nothing).  With `icount`, the guest's clocks count the instructions
     it executes (one per nanosecond) instead of following the host's, so a
     CPU-time measurement in the guest does not depend on how the host
-    schedules the emulator; it needs TCG.  With NUMA_NODES above 1, the
+    schedules the emulator; it needs TCG.  With `one_thread`, one host
+    thread runs the vCPUs in turn (TCG's round robin) on the host's
+    clock.  With NUMA_NODES above 1, the
     CPUs and memory are split evenly into that many nodes.  Returns the
     console text.  Raises HarnessError on timeout."""
     os.makedirs(rundir, exist_ok=True)
     disks = make_disks(rundir)
-    cmd = ["timeout", "--kill-after=10", str(timeout), VNG, "--run", kernel, "--verbose", "--force-9p",
+    # The harness kills the guest at TIMEOUT, once QEMU's monitor has said
+    # where its vCPUs are; `timeout` is the backstop should that fail.
+    cmd = ["timeout", "--kill-after=10", str(timeout + 60), VNG, "--run", kernel, "--verbose", "--force-9p",
            "--disable-microvm", "--cpus", smp_topology(cpus, numa_nodes),
            "--memory", f"{memory_gib}G", "--rwdir", rundir, "--user", "root"]
     if numa_nodes > 1:
         cmd += numa_options(numa_nodes, cpus, memory_gib)
-    if icount or not kvm_usable():
+    if icount or one_thread or not kvm_usable():
         cmd.append("--disable-kvm")
     for disk in disks:
         cmd += ["--disk", disk]
     # no5lvl: with 5-level paging, KASAN reported a wild access while
     # identify_cpu() had cleared the feature bits (base debug kernel, one
     # boot in several); 4-level paging covers the guest's 4 GiB.
-    cmd += ["--append", "panic_on_warn=0 hung_task_timeout_secs=60 no5lvl"]
+    append = "panic_on_warn=0 hung_task_timeout_secs=60 no5lvl"
+    if one_thread:
+        # Each vCPU runs in a CPUS-th of the host's time while the guest's
+        # clock, the host's, runs on: a quarter of the instructions per
+        # guest second that a vCPU of its own would execute.  The RCU
+        # stall and soft lockup limits (21 s and 20 s) scale by as much:
+        # at 21 s, a side-by-side run reported an RCU stall on a CPU
+        # reading a file (2,167 ticks in the grace period, no soft lockup).
+        append += (f" rcupdate.rcu_cpu_stall_timeout={min(21 * cpus, 300)}"
+                   f" watchdog_thresh={min(10 * cpus, 60)}")
+    cmd += ["--append", append]
     # Under a subreaper: the guest's init leaves orphans as zombies, which
     # keep their dead cgroups alive.
     cmd += ["--exec", guest_command(command)]
+    # A short path: a unix socket's must fit in 108 bytes.
+    mondir = tempfile.mkdtemp(prefix="bgr-monitor-")
+    monitor_path = os.path.join(mondir, "sock")
+    qemu_opts = [monitor.qemu_option(monitor_path)]
+    if one_thread:
+        qemu_opts.append("-accel tcg,thread=single")
     if icount:
-        cmd.append("--qemu-opts=-icount shift=0")
+        qemu_opts.append("-icount shift=0")
+    cmd.append("--qemu-opts=" + " ".join(qemu_opts))
+    # bzImage is at arch/x86/boot/ in the build directory, System.map at
+    # its top.
+    system_map = os.path.join(os.path.dirname(kernel), "..", "..", "..",
+                              "System.map")
     log(f"booting {os.path.relpath(kernel)} ({cpus} vCPUs, {memory_gib} GiB"
         + (f", {numa_nodes} NUMA nodes)" if numa_nodes > 1 else ")"))
     console_path = os.path.join(rundir, "console.log")
@@ -126,6 +153,15 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env,
                                 stderr=subprocess.STDOUT, text=True,
                                 errors="replace", stdin=subprocess.DEVNULL)
+        hung = []
+
+        def kill_hung():
+            hung.extend(monitor.report(monitor_path, system_map))
+            # `timeout` passes the signal on to vng and QEMU.
+            proc.terminate()
+        watchdog = threading.Timer(timeout, kill_hung)
+        watchdog.daemon = True
+        watchdog.start()
         try:
             for line in proc.stdout:
                 console.write(line)
@@ -135,15 +171,19 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
                     print("  " + shown, flush=True)
             proc.wait()
         finally:
+            watchdog.cancel()
+            if watchdog.is_alive():
+                watchdog.join()
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+            shutil.rmtree(mondir, ignore_errors=True)
     log(f"guest exited after {time.monotonic() - start:.0f}s "
         f"(console log: {os.path.relpath(console_path)})")
     for disk in disks:
         os.remove(disk)
-    if proc.returncode in (124, 137):
-        raise HarnessError(timeout_report(timeout, console_path, lines))
+    if hung or proc.returncode in (124, 137):
+        raise HarnessError(timeout_report(timeout, console_path, lines, hung))
     return "".join(lines)
 
 
@@ -152,12 +192,14 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
 TIMEOUT_TAIL_LINES = 30
 
 
-def timeout_report(timeout, console_path, lines):
-    """Why a guest was killed: its console's splats and last lines."""
+def timeout_report(timeout, console_path, lines, vcpus=()):
+    """Why a guest was killed: its console's splats, where its vCPUs were
+    (VCPUS, monitor.report()'s lines) and its console's last lines."""
     found = splat.find_splats("".join(lines))
     report = [f"guest run killed after {timeout}s; see {console_path}"]
     if found:
         report.append(splat.format_splats(found))
+    report.extend(vcpus)
     report.append(f"the console's last {TIMEOUT_TAIL_LINES} lines:")
     report.extend("  " + line.rstrip("\n")
                   for line in lines[-TIMEOUT_TAIL_LINES:])
