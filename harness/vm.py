@@ -113,14 +113,17 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
         cmd += ["--disk", disk]
     # no5lvl: with 5-level paging, KASAN reported a wild access while
     # identify_cpu() had cleared the feature bits (base debug kernel, one
-    # boot in several); 4-level paging covers the guest's 4 GiB.
-    append = "panic_on_warn=0 hung_task_timeout_secs=60 no5lvl"
+    # boot in several); 4-level paging covers the guest's 4 GiB.  The hung
+    # task limit is a sysctl, not a boot parameter of its own (as
+    # hung_task_timeout_secs=60 it went to the guest's init, and the lean
+    # kernel kept its default of 120 s).
+    append = "panic_on_warn=0 sysctl.kernel.hung_task_timeout_secs=60 no5lvl"
     if one_thread:
-        # Each vCPU runs in a CPUS-th of the host's time while the guest's
-        # clock, the host's, runs on: a quarter of the instructions per
-        # guest second that a vCPU of its own would execute.  The RCU
-        # stall and soft lockup limits (21 s and 20 s) scale by as much:
-        # at 21 s, a side-by-side run reported an RCU stall on a CPU
+        # Each vCPU runs a CPUS-th of the time while the guest's clock, the
+        # host's, runs on, so it executes that much less per guest second
+        # than a vCPU with a thread of its own.  The RCU stall and soft
+        # lockup limits (21 s and 20 s) scale by as much: at 21 s, one of
+        # two such guests side by side reported an RCU stall on a CPU
         # reading a file (2,167 ticks in the grace period, no soft lockup).
         append += (f" rcupdate.rcu_cpu_stall_timeout={min(21 * cpus, 300)}"
                    f" watchdog_thresh={min(10 * cpus, 60)}")
