@@ -3,12 +3,14 @@ the harness kills the guest.
 
 A guest that prints nothing for its last half hour, not even the hung
 task or soft lockup reports it would print if its tasks or CPUs were
-stuck, leaves its console no clue.  The monitor tells which of three it
-is: every vCPU halted (the guest waits for an interrupt or a timer that
-never comes, so the emulator's clock or interrupt delivery is stuck),
-vCPUs whose instruction pointer stays in one kernel function (they spin
-there with interrupts off), or no answer at all (the emulator itself is
-stuck)."""
+stuck, leaves its console no clue.  The monitor tells: whether each vCPU
+is halted or running and in which kernel function, and whether the
+guest's jiffies move.  Jiffies that move mean its tasks are stuck (and
+its own reports should have said so); jiffies that stand still with every
+vCPU halted mean no timer interrupt reaches the guest (the emulator's
+clock or interrupt delivery is stuck); standing still with vCPUs running
+in one place, that they spin with interrupts off.  No answer at all
+means the emulator itself is stuck."""
 
 import bisect
 import re
@@ -81,18 +83,24 @@ class Symbols:
         return f"{self.names[i]}+{address - self.addresses[i]:#x}"
 
 
-def vcpu_states(registers, symbols):
-    """One line of `info registers -a` output: each vCPU halted or running,
-    and where."""
-    states = []
+def vcpus(registers, symbols):
+    """(vCPU, halted, where) for each vCPU in `info registers -a`."""
+    found = []
     for cpu, body in re.findall(r"CPU#(\d+)\s*\n(.*?)(?=CPU#\d+\s*\n|\Z)",
                                 registers, re.S):
         rip = re.search(r"RIP=([0-9a-f]+)", body)
-        halted = re.search(r"HLT=1", body)
         where = symbols.name(int(rip.group(1), 16)) if rip else "?"
-        states.append(f"vCPU {cpu} {'halted' if halted else 'running'} "
-                      f"at {where}")
-    return "; ".join(states) or "no vCPU in the monitor's answer"
+        found.append((cpu, "HLT=1" in body, where))
+    return found
+
+
+def vcpu_states(registers, symbols):
+    """One line of `info registers -a` output: each vCPU halted or running,
+    and where."""
+    return "; ".join(f"vCPU {cpu} {'halted' if halted else 'running'} "
+                     f"at {where}"
+                     for cpu, halted, where in vcpus(registers, symbols)) \
+        or "no vCPU in the monitor's answer"
 
 
 def jiffies_value(answer):
@@ -101,14 +109,22 @@ def jiffies_value(answer):
     return int(found.group(1), 16) if found else None
 
 
-def clock_verdict(jiffies):
-    """Whether the guest's clock (JIFFIES, one per look) moved."""
+def clock_verdict(jiffies, all_halted):
+    """Whether the guest's clock (JIFFIES, one per look) moved, and what
+    that says with every vCPU halted at the last look (ALL_HALTED) or
+    not.  Jiffies stand still both when the emulator delivers no timer
+    interrupt and when every vCPU spins with interrupts off."""
     known = [j for j in jiffies if j is not None]
     if len(known) < 2:
         return "the guest's jiffies could not be read"
+    if known[-1] == known[0] and all_halted:
+        return (f"the guest's clock stood still (jiffies {known[0]}) with "
+                "every vCPU halted: no timer interrupt reaches it, so the "
+                "emulator's clock or interrupt delivery is stuck")
     if known[-1] == known[0]:
-        return (f"the guest's clock stood still (jiffies {known[0]}): no "
-                "timer fires in it, so the emulator's clock is stuck")
+        return (f"the guest's clock stood still (jiffies {known[0]}) with "
+                "vCPUs running: they spin with interrupts off, or the "
+                "emulator delivers no timer interrupt")
     return (f"the guest's clock ran ({known[-1] - known[0]} jiffies in "
             f"{len(known) - 1}s): its tasks, not the emulator, are stuck")
 
@@ -123,6 +139,7 @@ def report(path, system_map):
     if symbols.jiffies is not None:
         commands.append(f"x /1gx {symbols.jiffies:#x}")
     jiffies = []
+    all_halted = False
     for n in range(SAMPLES):
         if n:
             time.sleep(1)
@@ -136,7 +153,8 @@ def report(path, system_map):
             lines.append(f"  cannot ask the monitor: {err}")
             break
         lines.append("  " + vcpu_states(registers, symbols))
+        all_halted = all(halted for _, halted, _ in vcpus(registers, symbols))
         jiffies.append(jiffies_value(rest[0]) if rest else None)
     else:
-        lines.append("  " + clock_verdict(jiffies))
+        lines.append("  " + clock_verdict(jiffies, all_halted))
     return lines

@@ -87,6 +87,16 @@ class MonitorReportTest(unittest.TestCase):
         self.assertEqual(len(lines), 1 + monitor.SAMPLES + 1)
         self.assertIn("halted at default_idle+0x17", lines[1])
         self.assertIn("clock stood still (jiffies 4294969856)", lines[-1])
+        self.assertIn("spin with interrupts off", lines[-1])
+
+    def test_clock_that_stood_still_with_every_vcpu_halted(self):
+        halted = REGISTERS.replace("HLT=0", "HLT=1")
+        path = self.serve(lambda c: halted if c.startswith("info")
+                          else "ffffffff82a05a00: 0x0000000100000a00\r\n")
+        with mock.patch.object(monitor.time, "sleep"):
+            lines = monitor.report(path, self.map)
+        self.assertIn("clock stood still (jiffies 4294969856)", lines[-1])
+        self.assertIn("every vCPU halted", lines[-1])
 
     def test_clock_that_ran(self):
         ticks = iter(range(1000, 2000, 250))
