@@ -49,7 +49,10 @@ def parse(text, plans=None, notes=None):
     baseline comparison reports it as missing.  When PLANS is a dict, it
     gets (N of its plan "1..N" or None, number of subtest results) for
     each program.  When NOTES is a dict, it gets for each result the lines
-    the program printed since its previous result (a failure's reason)."""
+    the program printed since its previous result (a failure's reason).
+    A subtest result printed twice is counted once: a test that forks
+    without flushing stdout has each child print its parent's pending
+    output again, ahead of what the child says itself."""
     results = {}
     plans = {} if plans is None else plans
     notes = {} if notes is None else notes
@@ -67,13 +70,21 @@ def parse(text, plans=None, notes=None):
                 continue
             if not program:
                 continue
-            _count_plan(plans, program, inner)
             m = _RESULT.match(inner)
             if m:
                 result, desc = _classify(m.group(1), m.group(2))
+                name = f"{program}:{desc}"
+                if desc and results.get(name) == result:
+                    # A copy: a forked child flushed its parent's stdout
+                    # buffer, the results and messages the parent had not
+                    # yet written, before its own messages.
+                    said = [s for s in said if s not in notes[name]]
+                    continue
+            _count_plan(plans, program, inner)
+            if m:
                 if desc:
-                    results[f"{program}:{desc}"] = result
-                    notes[f"{program}:{desc}"] = said
+                    results[name] = result
+                    notes[name] = said
                 said = []
             elif not _PLAN.match(inner):
                 said.append(inner)

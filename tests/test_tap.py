@@ -77,6 +77,31 @@ class ParseTest(unittest.TestCase):
                                  "t:b": ["usage 9 > 8"], "t": [],
                                  "stress-x": ["stress: 1 left"]})
 
+    def test_a_forked_childs_copy_is_neither_a_result_nor_a_reset(self):
+        # test_zswap forks with its stdout unflushed: each child prints the
+        # parent's pending lines again, then what it says itself.
+        plans, notes = {}, {}
+        results = tap.parse(
+            "# selftests: cgroup: z\n# 1..3\n"
+            "# ok 1 a\n# child of b\n"
+            "# ok 1 a\n# ok 2 b\n# reclaim failed\n"
+            "# ok 1 a\n# ok 2 b\n# not ok 3 c\n"
+            "not ok 1 selftests: cgroup: z # exit=1\n", plans, notes)
+        self.assertEqual(results, {"z:a": "pass", "z:b": "pass",
+                                   "z:c": "fail", "z": "fail"})
+        self.assertEqual(notes["z:b"], ["child of b"])
+        self.assertEqual(notes["z:c"], ["reclaim failed"])
+        self.assertEqual(plans["z"], (3, 3))
+
+    def test_a_parents_message_copied_by_a_child_is_said_once(self):
+        notes = {}
+        tap.parse("# selftests: cgroup: z\n"
+                  "# ok 1 a\n# usage 9 > 8\n# not ok 2 b\n# child of c\n"
+                  "# ok 1 a\n# usage 9 > 8\n# not ok 2 b\n# not ok 3 c\n"
+                  "not ok 1 selftests: cgroup: z # exit=1\n", notes=notes)
+        self.assertEqual(notes["z:b"], ["usage 9 > 8"])
+        self.assertEqual(notes["z:c"], ["child of c"])
+
     def test_real_capture(self):
         path = os.path.join(DATA, "kselftest-cgroup.tap")
         with open(path, encoding="utf-8") as f:
