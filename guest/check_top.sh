@@ -7,6 +7,7 @@
 # usage: check_top.sh TOOL KERNEL_BUILD_DIR
 set -u
 tool=$1 kbuild=$2
+. "$(dirname "$0")/common.sh"
 cg=/sys/fs/cgroup/top-check
 fail() { echo "check_top: $*"; cleanup; exit 1; }
 cleanup() {
@@ -25,8 +26,8 @@ echo 3 > /proc/sys/vm/drop_caches
 mkdir "$cg" || exit 1
 echo 64M > "$cg/memory.max"
 echo "high=50% low=40%" > "$cg/memory.reclaim_wmarks"
-sh -c 'echo $$ > "$1/cgroup.procs"; while :; do cat "$2" > /dev/null; done' \
-	sh "$cg" "$SCRATCH/top-check" &
+in_cgroup "$cg" sh -c 'while :; do cat "$1" > /dev/null; done' sh \
+	"$SCRATCH/top-check" &
 sleep 2
 json=$(python3 "$tool" --json 3) || fail "--json failed"
 echo "$json" | python3 -c '

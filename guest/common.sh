@@ -22,6 +22,13 @@ guest_setup() {
 	echo "+memory +cpu +cpuset +pids" > /sys/fs/cgroup/cgroup.subtree_control
 }
 
+# in_cgroup CGROUP COMMAND [ARG...]: COMMAND as a task of CGROUP (its
+# directory) from its first instruction, so that CGROUP pays for all it
+# charges; not run at all when the move fails.
+in_cgroup() {
+	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$@"
+}
+
 # Save the kernel log next to the results, then tell the host we got here.
 guest_finish() {
 	local results=$1 rc=$2

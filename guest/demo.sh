@@ -50,8 +50,7 @@ run_case() {
 		"$NPROC processes x ${MIB_EACH} MiB x $PASSES passes, swap on zswap"
 	start=$(date +%s.%N)
 	for i in $(seq "$NPROC"); do
-		sh -c 'echo $$ > "$1/cgroup.procs"; exec "$2" "$3" 2 "$4"' \
-			sh "$cg" "$memhog" "$MIB_EACH" "$PASSES" \
+		in_cgroup "$cg" "$memhog" "$MIB_EACH" 2 "$PASSES" \
 			> "$SCRATCH/$name.memhog.$i" &
 	done
 	printf '| %-9s | %4s | %9s | %11s | %13s | %16s | %9s |\n' cgroup "t(s)" \

@@ -18,6 +18,7 @@
 #   the base kernel's.
 set -u
 BIN=$1 CYCLES=$2 SECONDS_EACH=$3
+. "$(dirname "$0")/common.sh"
 shift 3
 PHASES=${*:-churn rewrite freeze swapoff oom hotplug}
 wmarks() { if [ "${STRESS_CONTROL:-0}" = 1 ]; then echo off; else echo "$1"; fi; }
@@ -52,7 +53,7 @@ child() {
 run_in() {
 	local cg=$1 pid
 	shift
-	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" &
+	in_cgroup "$cg" "$@" &
 	pid=$!
 	for _ in $(seq 200); do
 		grep -qx "$pid" "$cg/cgroup.procs" 2>/dev/null && return 0
@@ -90,8 +91,8 @@ recharge_cpus() {
 	local cpu
 	mkdir -p "$CHARGER"
 	for cpu in $(online_cpus); do
-		sh -c 'echo $$ > "$1/cgroup.procs" && exec taskset -c "$2" "$3" 2 1 1' \
-			sh "$CHARGER" "$cpu" "$BIN/memhog" > /dev/null
+		in_cgroup "$CHARGER" taskset -c "$cpu" "$BIN/memhog" 2 1 1 \
+			> /dev/null
 	done
 }
 CHARGER=/sys/fs/cgroup/stress-charger

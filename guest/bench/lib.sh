@@ -152,8 +152,7 @@ WORKLOAD_PIDS=()
 run_in() {
 	local cg=$1
 	shift
-	sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh "$cg" "$@" \
-		> /dev/null &
+	in_cgroup "$cg" "$@" > /dev/null &
 	WORKLOAD_PIDS+=($!)
 }
 
