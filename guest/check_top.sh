@@ -26,7 +26,7 @@ echo 3 > /proc/sys/vm/drop_caches
 mkdir "$cg" || exit 1
 echo 64M > "$cg/memory.max"
 echo "high=50% low=40%" > "$cg/memory.reclaim_wmarks"
-in_cgroup "$cg" sh -c 'while :; do cat "$1" > /dev/null; done' sh \
+in-cgroup "$cg" sh -c 'while :; do cat "$1" > /dev/null; done' sh \
 	"$SCRATCH/top-check" &
 sleep 2
 json=$(python3 "$tool" --json 3) || fail "--json failed"

@@ -22,12 +22,8 @@ guest_setup() {
 	echo "+memory +cpu +cpuset +pids" > /sys/fs/cgroup/cgroup.subtree_control
 }
 
-# in_cgroup CGROUP COMMAND [ARG...]: COMMAND as a task of CGROUP (its
-# directory) from its first instruction, so that CGROUP pays for all it
-# charges; not run at all when the move fails.
-in_cgroup() {
-	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$@"
-}
+# guest/in-cgroup starts a command in a cgroup; scripts call it by name.
+PATH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd):$PATH
 
 # Save the kernel log next to the results, then tell the host we got here.
 guest_finish() {

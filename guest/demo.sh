@@ -50,7 +50,7 @@ run_case() {
 		"$NPROC processes x ${MIB_EACH} MiB x $PASSES passes, swap on zswap"
 	start=$(date +%s.%N)
 	for i in $(seq "$NPROC"); do
-		in_cgroup "$cg" "$memhog" "$MIB_EACH" 2 "$PASSES" \
+		in-cgroup "$cg" "$memhog" "$MIB_EACH" 2 "$PASSES" \
 			> "$SCRATCH/$name.memhog.$i" &
 	done
 	printf '| %-9s | %4s | %9s | %11s | %13s | %16s | %9s |\n' cgroup "t(s)" \

@@ -14,7 +14,7 @@ if [ -e "$cg/memory.reclaim_wmarks" ]; then
 	echo auto > "$cg/memory.reclaim_wmarks" || { guest_finish "$results" 1; exit 1; }
 	echo "guest: memory.reclaim_wmarks $(cat "$cg/memory.reclaim_wmarks")"
 fi
-in_cgroup "$cg" dd if=/dev/zero of="$SCRATCH/smoke" bs=1M count=128 status=none
+in-cgroup "$cg" dd if=/dev/zero of="$SCRATCH/smoke" bs=1M count=128 status=none
 rc=$?
 sleep 1
 grep -E '^(pgscan|pgsteal|bgreclaim)' "$cg/memory.stat" | sed 's/^/guest: /'

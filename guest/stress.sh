@@ -53,7 +53,7 @@ child() {
 run_in() {
 	local cg=$1 pid
 	shift
-	in_cgroup "$cg" "$@" &
+	in-cgroup "$cg" "$@" &
 	pid=$!
 	for _ in $(seq 200); do
 		grep -qx "$pid" "$cg/cgroup.procs" 2>/dev/null && return 0
@@ -91,7 +91,7 @@ recharge_cpus() {
 	local cpu
 	mkdir -p "$CHARGER"
 	for cpu in $(online_cpus); do
-		in_cgroup "$CHARGER" taskset -c "$cpu" "$BIN/memhog" 2 1 1 \
+		in-cgroup "$CHARGER" taskset -c "$cpu" "$BIN/memhog" 2 1 1 \
 			> /dev/null
 	done
 }

@@ -33,7 +33,7 @@ trial() {
 	set_variant "$BENCH_CG" "$setting" "$ISO_MAX" || return 1
 	echo 3 > /proc/sys/vm/drop_caches
 	if [ "$variant" != alone ]; then
-		in_cgroup "$BENCH_CG/copy" bash -c "$(declare -f copy_loop); SCRATCH=$SCRATCH copy_loop" &
+		in-cgroup "$BENCH_CG/copy" bash -c "$(declare -f copy_loop); SCRATCH=$SCRATCH copy_loop" &
 		copier=$!
 		sleep 2
 	fi

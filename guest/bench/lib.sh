@@ -152,7 +152,7 @@ WORKLOAD_PIDS=()
 run_in() {
 	local cg=$1
 	shift
-	in_cgroup "$cg" "$@" > /dev/null &
+	in-cgroup "$cg" "$@" > /dev/null &
 	WORKLOAD_PIDS+=($!)
 }
 

@@ -14,7 +14,7 @@ trial() {
 	fresh_cgroup || return 1
 	echo "$OVERHEAD_MAX" > "$BENCH_CG/memory.max"
 	set_variant "$BENCH_CG" "$variant" "$OVERHEAD_MAX" || return 1
-	out=$(in_cgroup "$BENCH_CG" "$BIN/faultloop" "$OVERHEAD_MIB" \
+	out=$(in-cgroup "$BENCH_CG" "$BIN/faultloop" "$OVERHEAD_MIB" \
 		"$OVERHEAD_SECONDS") || return 1
 	stop_reclaimer
 	echo "$out" | tr ' =' '\n ' | grep .
