@@ -37,9 +37,11 @@ def render(results, reasons, header):
 
 
 def parse_manifest(text, profiles):
-    """Parse 'name profile[,profile...] [plan]' lines into {name:
-    (profiles, plan)}: what a kernel with the series must produce under
-    each of PROFILES, and whether the program prints a TAP plan."""
+    """Parse 'name profile[,profile...] [plan|may-skip]' lines into {name:
+    (profiles, kind)}: what a kernel with the series must produce under
+    each of PROFILES, and its kind: "plan" when the program prints a TAP
+    plan, "may-skip" when a skip only says that the run gave the test
+    nothing to check, "" otherwise."""
     entries = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -47,13 +49,15 @@ def parse_manifest(text, profiles):
             continue
         fields = line.split()
         names = fields[1].split(",") if len(fields) > 1 else []
-        if (len(fields) not in (2, 3) or fields[2:] not in ([], ["plan"])
+        if (len(fields) not in (2, 3)
+                or fields[2:] not in ([], ["plan"], ["may-skip"])
                 or not set(names) <= set(profiles)):
             raise ValueError(f"manifest line {lineno}: expected 'name "
-                             f"{'|'.join(profiles)}[,...] [plan]': {line}")
+                             f"{'|'.join(profiles)}[,...] [plan|may-skip]'"
+                             f": {line}")
         if fields[0] in entries:
             raise ValueError(f"manifest line {lineno}: {fields[0]} repeated")
-        entries[fields[0]] = (tuple(names), len(fields) == 3)
+        entries[fields[0]] = (tuple(names), fields[2] if fields[2:] else "")
     return entries
 
 
@@ -66,6 +70,7 @@ class Comparison:
     newly_passing: list = field(default_factory=list)
     new_tests: list = field(default_factory=list)
     absent: list = field(default_factory=list)     # (name, now): manifest
+    allowed_skips: list = field(default_factory=list)  # manifest may-skip
     truncated: list = field(default_factory=list)  # (name, what is wrong)
     expected: dict = field(default_factory=dict)  # baseline with variants
 
@@ -107,8 +112,8 @@ def check_plans(manifest, plans):
     has passed every subtest it got to, and only its plan tells that more
     were due (test_bgreclaim's subtests are listed nowhere else).  A
     program that never started is missing, not truncated."""
-    wrong = [(name, "no TAP plan (1..N)") for name, plan in manifest.items()
-             if plan and name in plans and plans[name][0] is None]
+    wrong = [(name, "no TAP plan (1..N)") for name, kind in manifest.items()
+             if kind == "plan" and name in plans and plans[name][0] is None]
     for name, (planned, ran) in plans.items():
         if planned is not None and ran != planned:
             wrong.append((name, f"{ran} results, its TAP plan says "
@@ -124,15 +129,18 @@ def compare(baseline, results, manifest=None, plans=None):
     test that passed or skipped there; a flaky one may pass or fail.  A test
     not in the baseline was written for this series and this VM: it must
     pass, and a skip there would hide a failure.  Variant runs are judged
-    by with_variants().  Each test of the MANIFEST ({name: prints a TAP
-    plan}) that is missing or skipped fails the run, and so does each
-    program of PLANS ({program: (planned, ran)}, from tap.parse()) cut
-    short: see check_plans()."""
+    by with_variants().  Each test of the MANIFEST ({name: kind}, as
+    parse_manifest() gives it) that is missing, or skipped without being
+    marked may-skip, fails the run, and so does each program of PLANS
+    ({program: (planned, ran)}, from tap.parse()) cut short: see
+    check_plans()."""
     cmp = Comparison()
     manifest = manifest or {}
-    for name in manifest:
+    for name, kind in manifest.items():
         now = results.get(name, "missing")
-        if now in ("missing", "skip"):
+        if now == "skip" and kind == "may-skip":
+            cmp.allowed_skips.append(name)
+        elif now in ("missing", "skip"):
             cmp.absent.append((name, now))
     cmp.truncated = check_plans(manifest, plans or {})
     absent = {name for name, _ in cmp.absent}
@@ -154,7 +162,8 @@ def compare(baseline, results, manifest=None, plans=None):
         if name in baseline:
             continue
         cmp.new_tests.append((name, now))
-        if now != "pass" and name not in absent:
+        if now != "pass" and name not in absent \
+                and name not in cmp.allowed_skips:
             cmp.new_failures.append((name, now))
     cmp.expected = baseline
     return cmp
@@ -198,6 +207,9 @@ def report(cmp, notes=None):
         lines.append(f"MISSING (the series must produce it): {name}"
                      if now == "missing" else
                      f"SKIPPED (the series must run it): {name}")
+    for name in cmp.allowed_skips:
+        lines.append(f"skipped, as it may be: {name}")
+        why(name)
     for name, wrong in cmp.truncated:
         lines.append(f"TRUNCATED: {name}: {wrong}")
     return "\n".join(lines)

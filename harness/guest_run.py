@@ -210,7 +210,7 @@ def load_baseline(variant, programs=()):
 
 
 def load_manifest(profile, base=False):
-    """{name: prints a TAP plan} of what a run of PROFILE must produce on
+    """{name: kind} of what a run of PROFILE must produce on
     a kernel with the series (baseline/expected.txt).  The series' tests
     are in no baseline, so without this list one that is not there (never
     built, a failed setup, a config without the KUnit suite) would go
@@ -220,7 +220,7 @@ def load_manifest(profile, base=False):
     text = _read(MANIFEST)
     if text is None:
         raise HarnessError(f"missing {MANIFEST}")
-    return {name: plan for name, (profiles, plan)
+    return {name: kind for name, (profiles, kind)
             in baseline.parse_manifest(text, PROFILES).items()
             if profile in profiles}
 
