@@ -153,9 +153,11 @@ def cmd_bench(args):
         if args.report_only:
             trials, env, problems = bench.load_run(scenario)
         else:
+            started = time.monotonic()
             trials, problems = bench.run_scenario(scenario, args.variant,
                                                   args.rounds)
-            env = bench.environment(scenario, args.variant)
+            env = bench.environment(scenario, args.variant,
+                                    time.monotonic() - started)
         if not trials:
             problems.append("no trial produced results")
         else:

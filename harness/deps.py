@@ -12,11 +12,12 @@ from .common import BUILD, REPO, HarnessError, log, run
 # test_cpuset_prs.sh runs `awk -e`, which Debian's default mawk lacks; crun
 # and runc are the container runtimes tested in the guest, with
 # busybox-static as their containers' root file system; trace-cmd and
-# bpftrace run the documented tracing recipes in the guest.
+# bpftrace run the documented tracing recipes in the guest; memcached is
+# the service scenario's server.
 APT_PACKAGES = [
     "bc", "bison", "bpftrace", "busybox-static", "ccache", "cpio", "crun", "dwarves",
     "e2fsprogs", "flex", "gawk", "gcc", "git", "kmod", "libcap-dev",
-    "libelf-dev", "libssl-dev", "make", "perl", "procps", "python3-venv",
+    "libelf-dev", "libssl-dev", "make", "memcached", "perl", "procps", "python3-venv",
     "qemu-system-x86", "rsync", "runc", "trace-cmd", "util-linux",
     "xz-utils",
 ]

@@ -2,9 +2,10 @@
 private virtualenv: python -m harness.plot SPEC.json OUT.png
 
 SPEC is {"title": str, "panels": [{"metric": str, "unit": str,
-"bars": [{"label": str, "median": x, "low": x, "high": x}]}]}; each panel
-shows the medians as bars and the spread (lowest to highest) as error
-bars."""
+"bars": [{"label": str, "median": x, "low": x, "high": x,
+"points": [x]}], "lines": [{"y": x, "label": str}]}]}; each panel shows
+the medians as bars, the spread (lowest to highest) as error bars, every
+trial as a dot and each target's level as a dashed line."""
 
 import json
 import sys
@@ -27,6 +28,15 @@ def draw(spec, out):
         err = [[b["median"] - b["low"] for b in bars],
                [b["high"] - b["median"] for b in bars]]
         ax.bar(x, med, yerr=err, capsize=4, color="#4c72b0")
+        for i, b in enumerate(bars):
+            pts = b.get("points", [])
+            ax.scatter([i + 0.1 * (k % 5 - 2) for k in range(len(pts))],
+                       pts, s=8, color="black", zorder=3)
+        for line in panel.get("lines", []):
+            ax.axhline(line["y"], ls="--", lw=1, color="#c44e52",
+                       label=line["label"])
+        if panel.get("lines"):
+            ax.legend(fontsize=6)
         ax.set_xticks(list(x), [b["label"] for b in bars], rotation=20,
                       ha="right", fontsize=8)
         ax.set_title(panel["metric"], fontsize=9)

@@ -61,3 +61,39 @@ def verdict(lower, upper, factor, at_most=True):
     if lower >= factor:
         return MET
     return MISSED if upper < factor else INCONCLUSIVE
+
+
+class PressureRule:
+    """Which trials count, fixed with the scenario before it runs: a
+    trial of a variant under pressure counts only if its `metric` reached
+    `minimum`; a trial that never met its limit cannot tell whether a
+    reclaimer relieved it.  Variants in `exempt` (no limit) always count."""
+
+    def __init__(self, metric, minimum, exempt=()):
+        self.metric, self.minimum, self.exempt = metric, minimum, exempt
+
+    def text(self):
+        exempt = (f" (not applied to {', '.join(self.exempt)}: no limit)"
+                  if self.exempt else "")
+        return (f"a trial counts only if its {self.metric} reached "
+                f"{self.minimum}{exempt}")
+
+    def split(self, trials):
+        """(kept, rejected): a trial missing the metric is rejected."""
+        kept, rejected = [], []
+        for t in trials:
+            ok = (t["variant"] in self.exempt
+                  or t.get(self.metric, self.minimum - 1) >= self.minimum)
+            (kept if ok else rejected).append(t)
+        return kept, rejected
+
+
+def rejected_text(rejected, total):
+    """What a PressureRule rejected, for the report."""
+    if not rejected:
+        return f"none of the {total} trials was rejected."
+    by_variant = {}
+    for t in rejected:
+        by_variant[t["variant"]] = by_variant.get(t["variant"], 0) + 1
+    return (f"{len(rejected)} of the {total} trials rejected ("
+            + ", ".join(f"{v} {n}" for v, n in by_variant.items()) + ").")

@@ -1,12 +1,15 @@
 import contextlib
+import gzip
 import io
+import json
 import os
 import shutil
 import tempfile
 import unittest
 from unittest import mock
 
-from harness import bench
+from harness import bench, scenario
+from harness import trials as trial_data
 from harness.common import HarnessError
 
 TRACE = """\
@@ -14,24 +17,28 @@ TRACE = """\
    kworker/u8:2-40  [001] .....  10.000000: mm_vmscan_memcg_bgreclaim_queue: cgroup_id=7 usage=3000 delay_ms=0
    kworker/u8:2-40  [001] .....  10.100000: mm_vmscan_memcg_bgreclaim_queue: cgroup_id=8 usage=3100 delay_ms=0
    kworker/u8:2-40  [000] .....  10.200000: mm_vmscan_memcg_bgreclaim_begin: cgroup_id=7 usage=3000 high_wmark=2048 low_wmark=1638
-   kworker/u8:2-40  [000] .....  10.300000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=7 nr_reclaimed=1362 usage=1638 cpu_ns=1 duration_ns=1 stop=done
+   kworker/u8:2-40  [000] .....  10.300000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=7 nr_reclaimed=1362 usage=1638 cpu_ns=1 duration_ns=100000000 stop=done
    kworker/u8:3-41  [001] .....  10.250000: mm_vmscan_memcg_bgreclaim_begin: cgroup_id=8 usage=3100 high_wmark=2048 low_wmark=1638
-   kworker/u8:3-41  [001] .....  10.400000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=8 nr_reclaimed=1462 usage=1638 cpu_ns=1 duration_ns=1 stop=done
+   kworker/u8:3-41  [001] .....  10.400000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=8 nr_reclaimed=1462 usage=1638 cpu_ns=1 duration_ns=150000000 stop=done
 """
 
 
 class StatsTest(unittest.TestCase):
     def test_percentile_nearest_rank(self):
         values = list(range(1, 101))
-        self.assertEqual(bench.percentile(values, 50), 50)
-        self.assertEqual(bench.percentile(values, 99), 99)
-        self.assertEqual(bench.percentile([5], 99), 5)
-        self.assertEqual(bench.percentile([3, 1, 2], 100), 3)
+        self.assertEqual(trial_data.percentile(values, 50), 50)
+        self.assertEqual(trial_data.percentile(values, 99), 99)
+        self.assertEqual(trial_data.percentile([5], 99), 5)
+        self.assertEqual(trial_data.percentile([3, 1, 2], 100), 3)
+
+    def test_percentile_of_a_fraction(self):
+        values = list(range(1, 2001))
+        self.assertEqual(trial_data.percentile(values, 99.9), 1998)
 
     def test_jain_index(self):
-        self.assertAlmostEqual(bench.jain_index([1, 1, 1, 1]), 1.0)
-        self.assertAlmostEqual(bench.jain_index([1, 0, 0, 0]), 0.25)
-        self.assertEqual(bench.jain_index([0, 0]), 0.0)
+        self.assertAlmostEqual(trial_data.jain_index([1, 1, 1, 1]), 1.0)
+        self.assertAlmostEqual(trial_data.jain_index([1, 0, 0, 0]), 0.25)
+        self.assertEqual(trial_data.jain_index([0, 0]), 0.0)
 
     def test_summarize_median_and_spread(self):
         trials = [{"variant": "off", "round": r, "x": x, "name": "s"}
@@ -43,7 +50,7 @@ class StatsTest(unittest.TestCase):
 
 
 class FitTest(unittest.TestCase):
-    FIT = bench.Fit("y_at_x", "y", "x", "ref")
+    FIT = scenario.Fit("y_at_x", "y", "x", "ref")
 
     def test_compares_at_equal_covariate(self):
         # The reference lies on y = 100 - x; "new" does 10% less at x = 10
@@ -82,12 +89,15 @@ class TraceTest(unittest.TestCase):
     FINAL = {"7": 1638, "8": 1638, "9": 3000}
 
     def test_pool_figures(self):
-        events = bench.parse_trace(TRACE)
+        events = trial_data.parse_trace(TRACE)
         self.assertEqual(len(events), 6)
-        figs = bench.pool_figures(events, self.FINAL, 1638)
+        figs = trial_data.pool_figures(events, self.FINAL, 1638)
         # Two runs overlap between 10.25 and 10.30.
         self.assertEqual(figs["max_concurrent_runs"], 2)
         self.assertAlmostEqual(figs["wait_p99_ms"], 200.0, places=3)
+        # Runs of 100 and 150 ms: the p99 wait is two runs of the p50's.
+        self.assertAlmostEqual(figs["run_p50_ms"], 100.0, places=3)
+        self.assertAlmostEqual(figs["wait_p99_runs"], 2.0, places=3)
         self.assertEqual(figs["cgroups_served"], 2)
         self.assertAlmostEqual(figs["serve_s"], 0.4, places=6)
         # Cgroup 9 was never served: the index drops to 2/3.
@@ -97,13 +107,13 @@ class TraceTest(unittest.TestCase):
     def test_overreclaim_is_usage_below_low_at_the_end(self):
         text = TRACE.replace("nr_reclaimed=1362 usage=1638",
                              "nr_reclaimed=1400 usage=1600")
-        figs = bench.pool_figures(bench.parse_trace(text),
+        figs = trial_data.pool_figures(trial_data.parse_trace(text),
                                   {"7": 1600, "8": 1638}, 1638)
         self.assertEqual(figs["overreclaim_max_pages"], 38)
 
     def test_back_to_back_runs_do_not_overlap(self):
         text = TRACE.replace("10.250000", "10.300000")
-        figs = bench.pool_figures(bench.parse_trace(text),
+        figs = trial_data.pool_figures(trial_data.parse_trace(text),
                                   {"7": 1638, "8": 1638}, 1638)
         self.assertEqual(figs["max_concurrent_runs"], 1)
 
@@ -123,13 +133,13 @@ class TraceTest(unittest.TestCase):
             "\n k-1 [000] ..... 10.600000: mm_vmscan_memcg_bgreclaim_end: "
             "cgroup_id=7 nr_reclaimed=962 usage=1638").replace(
             "usage=3000", "usage=2100")
-        events = bench.parse_trace(text)
-        figs = bench.pool_figures(events, {"7": 1638, "8": 1638}, 1638)
+        events = trial_data.parse_trace(text)
+        figs = trial_data.pool_figures(events, {"7": 1638, "8": 1638}, 1638)
         self.assertAlmostEqual(figs["jain_index"], 1.0, places=6)
         self.assertEqual(figs["cgroups_served"], 2)
         # Paused, not served, if the budget's end is the last event.
         paused = [e for e in events if e[0] not in (10.31, 10.5, 10.6)]
-        figs = bench.pool_figures(paused, {"7": 1700, "8": 1638}, 1638)
+        figs = trial_data.pool_figures(paused, {"7": 1700, "8": 1638}, 1638)
         self.assertEqual(figs["cgroups_served"], 1)
 
 
@@ -155,7 +165,7 @@ class WorkerWaitsTest(unittest.TestCase):
                   # A run with no queueing before it (a retry armed before
                   # the trace began) has no wait.
                   ev(10.5, "begin", "7")]
-        waits = bench.worker_waits(events, "7")
+        waits = trial_data.worker_waits(events, "7")
         self.assertEqual(len(waits), 2)
         self.assertAlmostEqual(waits[0], 200.0)
         self.assertAlmostEqual(waits[1], 50.0)
@@ -170,7 +180,7 @@ class OffCpuRunsTest(unittest.TestCase):
                   (1.2, "begin", {"cgroup_id": "7"}),
                   (1.3, "end", {"cgroup_id": "7", "cpu_ns": "2000000",
                                 "duration_ns": "2500000"})]
-        off = bench.off_cpu_runs(events, "7")
+        off = trial_data.off_cpu_runs(events, "7")
         self.assertEqual(len(off), 2)
         self.assertAlmostEqual(off[0], 100.0)
         self.assertAlmostEqual(off[1], 0.5)
@@ -183,36 +193,36 @@ class TargetTest(unittest.TestCase):
              "zero": {"p99": (0, 0, 0, 3, [0, 0, 0])}}
 
     def test_ratio_met_and_missed_from_the_interval(self):
-        verdict, text = bench.Target("t", "p99", "auto", "off", 0.1).check(
+        verdict, text = scenario.Target("t", "p99", "auto", "off", 0.1).check(
             self.STATS)
         self.assertEqual(verdict, "met")
         self.assertIn("0.080x", text)
         self.assertIn("95% CI", text)
-        verdict, _ = bench.Target("t", "p99", "auto", "off", 0.05).check(
+        verdict, _ = scenario.Target("t", "p99", "auto", "off", 0.05).check(
             self.STATS)
         self.assertEqual(verdict, "MISSED")
 
     def test_overlap_is_inconclusive(self):
-        verdict, _ = bench.Target("t", "p99", "pct", "off", 1.0).check(
+        verdict, _ = scenario.Target("t", "p99", "pct", "off", 1.0).check(
             self.STATS)
         self.assertEqual(verdict, "inconclusive")
 
     def test_zero_reference_is_not_judged(self):
-        verdict, text = bench.Target("t", "p99", "auto", "zero", 1).check(
+        verdict, text = scenario.Target("t", "p99", "auto", "zero", 1).check(
             self.STATS)
         self.assertIsNone(verdict)
         self.assertIn("the reference is 0", text)
 
     def test_unmeasured_is_not_judged(self):
-        verdict, text = bench.Target("t", "p99", "userspace", "off",
+        verdict, text = scenario.Target("t", "p99", "userspace", "off",
                                      1).check(self.STATS)
         self.assertIsNone(verdict)
         self.assertEqual(text, "not measured")
 
     def test_bound_uses_the_worst_trial(self):
-        self.assertEqual(bench.Bound("t", "p99", "auto", 8.5).check(
+        self.assertEqual(scenario.Bound("t", "p99", "auto", 8.5).check(
             self.STATS)[0], "MISSED")
-        self.assertEqual(bench.Bound("t", "p99", "auto", 7.0,
+        self.assertEqual(scenario.Bound("t", "p99", "auto", 7.0,
                                      at_most=False).check(self.STATS)[0],
                          "met")
 
@@ -281,3 +291,25 @@ class ReportRoundTripTest(unittest.TestCase):
     def test_no_saved_run(self):
         with self.assertRaises(HarnessError):
             bench.load_run(bench.SCENARIOS["storm"])
+
+
+class RawLatencyTest(unittest.TestCase):
+    def test_raw_latencies_move_out_of_the_trials(self):
+        trials = [{"variant": "auto", "boot": 2, "round": 1,
+                   trial_data.RAW_KEY: {"unit": "us",
+                                        "values": [3.0, 1.5]}},
+                  {"variant": "off", "round": 1}]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "lat.jsonl.gz")
+            trial_data.write_raw_latencies(trials, path)
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                rows = [json.loads(line) for line in f]
+        self.assertEqual(rows, [{"boot": 2, "round": 1, "variant": "auto",
+                                 "unit": "us", "values": [3, 1.5]}])
+        self.assertNotIn(trial_data.RAW_KEY, trials[0])
+
+    def test_no_file_without_raw_latencies(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "lat.jsonl.gz")
+            trial_data.write_raw_latencies([{"variant": "off"}], path)
+            self.assertFalse(os.path.exists(path))

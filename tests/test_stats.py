@@ -52,5 +52,21 @@ class RatioIntervalTest(unittest.TestCase):
             stats.ratio_interval([], [1])
 
 
+class PressureRuleTest(unittest.TestCase):
+    def test_pressure_rule_rejects_trials_below_its_minimum(self):
+        rule = stats.PressureRule("high_events", 1, exempt=("floor",))
+        trials = [{"variant": "off", "high_events": 0},
+                  {"variant": "off", "high_events": 3},
+                  {"variant": "auto"},
+                  {"variant": "floor", "high_events": 0}]
+        kept, rejected = rule.split(trials)
+        self.assertEqual(kept, [trials[1], trials[3]])
+        self.assertEqual(rejected, [trials[0], trials[2]])
+        self.assertEqual(stats.rejected_text(rejected, 4),
+                         "2 of the 4 trials rejected (off 1, auto 1).")
+        self.assertEqual(stats.rejected_text([], 4),
+                         "none of the 4 trials was rejected.")
+
+
 if __name__ == "__main__":
     unittest.main()

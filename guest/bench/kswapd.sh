@@ -21,7 +21,7 @@
 # worker of their own but in +budget, so the pool's only work is kswapd's.
 # The scenarios kswapd and kswapd-icount run the streaming variants,
 # kswapd-mixed and kswapd-mixed-icount the +mixed ones (more rounds); the
-# -icount ones on an instruction clock (harness/bench.py).
+# -icount ones on an instruction clock (kswapd.toml).
 
 KSWAPD_FREE_MIB=900
 KSWAPD_READERS=2

@@ -71,9 +71,8 @@ set_variant() {
 	case $variant in
 	off | base) ;;
 	userspace)
-		"$BIN/psi-reclaimer" "$cg" "$(auto_high "$limit")" \
-			"$(auto_low "$limit")" > "$SCRATCH/reclaimer.out" &
-		RECLAIMER_PID=$!
+		start_agent "$cg" "$(auto_high "$limit")" "$(auto_low "$limit")" ||
+			return 1
 		;;
 	auto)
 		echo auto > "$cg/memory.reclaim_wmarks" || return 1
@@ -88,6 +87,27 @@ set_variant() {
 		return 1
 		;;
 	esac
+}
+
+# start_agent CGROUP HIGH LOW: psi-reclaimer keeping CGROUP between the
+# watermarks, from a cgroup of its own whose cpu.max is CGROUP's (max
+# unless +cpumax set one): the agent may use the CPU the worker may, and
+# the CPU it took is reported as agent_cpu_s by reclaim_counters.
+AGENT_CG=/sys/fs/cgroup/bench-agent
+AGENT_USEC0=
+start_agent() {
+	local cg=$1
+	mkdir -p "$AGENT_CG" &&
+		echo +cpu > /sys/fs/cgroup/cgroup.subtree_control || return 1
+	if [ -e "$cg/cpu.max" ]; then
+		cat "$cg/cpu.max"
+	else
+		echo max
+	fi > "$AGENT_CG/cpu.max" || return 1
+	AGENT_USEC0=$(cpu_stat_of "$AGENT_CG" usage_usec)
+	in-cgroup "$AGENT_CG" "$BIN/psi-reclaimer" "$cg" "$2" "$3" \
+		> "$SCRATCH/reclaimer.out" &
+	RECLAIMER_PID=$!
 }
 
 stop_reclaimer() {
@@ -117,7 +137,9 @@ json() {
 	echo "$out}"
 }
 
-# reclaim_counters CGROUP: the per-reclaimer counters as json() arguments.
+# reclaim_counters CGROUP: the per-reclaimer counters as json() arguments,
+# and pgsteal_all, what every reclaimer took from CGROUP together (how
+# much the trial pressed on its limit, whoever relieved it).
 reclaim_counters() {
 	local k
 	for k in pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd \
@@ -125,6 +147,11 @@ reclaim_counters() {
 		bgreclaim_giveups bgreclaim_cpu_usec; do
 		echo "$k $(stat_of "$1" "$k")"
 	done
+	echo "pgsteal_all $(($(stat_of "$1" pgsteal_direct) + \
+		$(stat_of "$1" pgsteal_kswapd) + $(stat_of "$1" pgsteal_bgreclaim)))"
+	[ -z "$AGENT_USEC0" ] ||
+		echo "agent_cpu_s $(echo "($(cpu_stat_of "$AGENT_CG" usage_usec) - \
+			$AGENT_USEC0) / 1000000" | bc -l)"
 }
 
 # fresh_cgroup: an empty $BENCH_CG, the previous one removed.

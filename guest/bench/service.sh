@@ -1,0 +1,87 @@
+# A real service under memory.high: memcached holds about 64 MiB of hot
+# items in a cgroup whose memory.high is 96 MiB, beside the cold data that
+# fills the rest (a log writer appending at a fixed rate, a reader
+# streaming a large file at a fixed rate); an open-loop client outside the
+# cgroup sends gets at a fixed rate over loopback and times each request
+# from when it was due.  Variant "floor" has no limit at all.
+
+SERVICE_HIGH=$((96 << 20))
+SERVICE_MAX=$((128 << 20))
+SERVICE_CACHE_MIB=80
+SERVICE_ITEMS=14000
+SERVICE_VALUE_BYTES=4096
+SERVICE_RATE=500
+SERVICE_SECONDS=30
+SERVICE_WARMUP_S=5
+SERVICE_LOG_KIB=256
+SERVICE_LOG_PERIOD_S=0.0625
+SERVICE_READ_MIB_S=8
+SERVICE_FILE_MIB=512
+SERVICE_PORT=11311
+# The tenant under cpu.max (auto+cpumax) gets one of the 2 vCPUs: at a
+# quarter of one, memcached itself could not keep up (p50 1.5 s).
+VARIANT_CPU_MAX="100000 100000"
+
+scenario_setup() {
+	command -v memcached > /dev/null ||
+		{ echo "bench: service needs memcached" >&2; return 1; }
+	dd if=/dev/zero of="$SCRATCH/service.dat" bs=1M \
+		count="$SERVICE_FILE_MIB" status=none && sync
+}
+
+# Append SERVICE_LOG_KIB every SERVICE_LOG_PERIOD_S until killed.
+log_writer() {
+	while :; do
+		head -c "${SERVICE_LOG_KIB}K" /dev/zero
+		sleep "$SERVICE_LOG_PERIOD_S"
+	done >> "$SCRATCH/service.log"
+}
+
+psi_full_us() { sed -n 's/^full .*total=\([0-9]*\).*/\1/p' "$1/memory.pressure"; }
+
+trial() {
+	local variant=$1 setting=$1 lat=$SCRATCH/service.lat out cpu0 i
+	local high0 full0 bg0
+	fresh_cgroup || return 1
+	rm -f "$SCRATCH/service.log"
+	echo 3 > /proc/sys/vm/drop_caches
+	if [ "$variant" = floor ]; then
+		setting=off
+	else
+		echo "$SERVICE_MAX" > "$BENCH_CG/memory.max"
+		echo "$SERVICE_HIGH" > "$BENCH_CG/memory.high"
+	fi
+	set_variant "$BENCH_CG" "$setting" "$SERVICE_HIGH" || return 1
+	run_in "$BENCH_CG" memcached -u nobody -l 127.0.0.1 -p "$SERVICE_PORT" \
+		-U 0 -t 2 -m "$SERVICE_CACHE_MIB"
+	for i in $(seq 50); do
+		out=$("$BIN/mcload" "$SERVICE_PORT" fill "$SERVICE_ITEMS" \
+			"$SERVICE_VALUE_BYTES" 2> /dev/null) && break
+		sleep 0.1
+	done
+	[ -n "$out" ] || { echo "bench: memcached did not start" >&2; return 1; }
+	in-cgroup "$BENCH_CG" bash -c "$(declare -f log_writer); $(declare -p \
+		SCRATCH SERVICE_LOG_KIB SERVICE_LOG_PERIOD_S); log_writer" &
+	WORKLOAD_PIDS+=($!)
+	run_in "$BENCH_CG" "$BIN/pacedread" "$SCRATCH/service.dat" \
+		"$SERVICE_READ_MIB_S" /dev/null
+	sleep "$SERVICE_WARMUP_S"
+	high0=$(event_of "$BENCH_CG" high)
+	full0=$(psi_full_us "$BENCH_CG")
+	bg0=$(stat_of "$BENCH_CG" bgreclaim_cpu_usec)
+	cpu0=$(cpu_ticks)
+	out=$("$BIN/mcload" "$SERVICE_PORT" get "$SERVICE_ITEMS" "$SERVICE_RATE" \
+		"$SERVICE_SECONDS" "$lat") || return 1
+	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
+	echo "high_events $(($(event_of "$BENCH_CG" high) - high0))"
+	echo "psi_full_us $(($(psi_full_us "$BENCH_CG") - full0))"
+	echo "worker_cpu_s $(echo "($(stat_of "$BENCH_CG" bgreclaim_cpu_usec) - $bg0) / 1000000" | bc -l)"
+	echo "usage_mib $(($(cat "$BENCH_CG/memory.current") >> 20))"
+	echo 1 > "$BENCH_CG/cgroup.kill"
+	wait "${WORKLOAD_PIDS[@]}" 2> /dev/null
+	WORKLOAD_PIDS=()
+	stop_reclaimer
+	echo "$out"
+	echo "latency_us_file $(latency_file "$lat")"
+	reclaim_counters "$BENCH_CG"
+}

@@ -1,0 +1,188 @@
+"""What a benchmark scenario is, and where it is declared.
+
+Each guest script guest/bench/SCRIPT.sh runs the trials of one or more
+scenarios; SCRIPT.toml beside it declares them, one [[scenario]] table
+each: what runs (variants, boots, rounds, the VM), what the report
+shows (metrics) and what must hold (targets, fits, the pressure rule).
+Adding a scenario is a trial() in a guest script and a table here; the
+statistics that judge it are in harness/stats.py."""
+
+import os
+import statistics
+import tomllib
+
+from .stats import MET, MISSED, PressureRule, ratio_interval, verdict
+
+
+class Fit:
+    """A metric that follows another, compared at equal values of it: a
+    trial's `key` is its `metric` over what a least-squares line through
+    the `reference` variant's trials predicts at the trial's `covariate`.
+    Where the covariate varies between trials for reasons of its own, the
+    medians of `metric` compare the luck of the draw; `key` does not."""
+
+    def __init__(self, key, metric, covariate, reference):
+        self.key, self.metric = key, metric
+        self.covariate, self.reference = covariate, reference
+
+    def apply(self, trials):
+        """The trials with `key` added, or as they are when the reference
+        has too few distinct points for a line."""
+        def measured(t):
+            return self.metric in t and self.covariate in t
+
+        ref = [t for t in trials
+               if t["variant"] == self.reference and measured(t)]
+        try:
+            slope, intercept = statistics.linear_regression(
+                [t[self.covariate] for t in ref],
+                [t[self.metric] for t in ref])
+        except statistics.StatisticsError:
+            return trials
+        out = []
+        for t in trials:
+            predicted = (intercept + slope * t[self.covariate]
+                         if measured(t) else 0)
+            out.append(dict(t, **{self.key: t[self.metric] / predicted})
+                       if predicted > 0 else t)
+        return out
+
+
+class Target:
+    """A claim about two variants' medians: `variant`'s `metric` is at most
+    (or at least) `factor` times `reference`'s, judged from the bootstrap
+    confidence interval of the ratio (harness/stats.py)."""
+
+    def __init__(self, text, metric, variant, reference, factor,
+                 at_most=True):
+        self.text, self.metric = text, metric
+        self.variant, self.reference = variant, reference
+        self.factor, self.at_most = factor, at_most
+
+    def check(self, stats):
+        """(verdict, evidence): met, MISSED or inconclusive from the
+        interval, or None with the reason when it cannot be judged."""
+        try:
+            mine = stats[self.variant][self.metric]
+            ref = stats[self.reference][self.metric]
+        except KeyError:
+            return None, "not measured"
+        medians = (f"{self.variant} {fmt(mine[0])} vs {self.reference} "
+                   f"{fmt(ref[0])}")
+        target = f"target {'<=' if self.at_most else '>='} {self.factor}x"
+        interval = ratio_interval(mine[4], ref[4])
+        if interval is None:
+            return None, f"{medians} (no ratio: the reference is 0; {target})"
+        ratio, lower, upper = interval
+        return (verdict(lower, upper, self.factor, self.at_most),
+                f"{medians} (ratio {ratio:.3f}x, 95% CI {lower:.3f}-"
+                f"{upper:.3f}; {target})")
+
+
+class Bound:
+    """A claim about one variant's median against a fixed number."""
+
+    def __init__(self, text, metric, variant, limit, at_most=True):
+        self.text, self.metric, self.variant = text, metric, variant
+        self.limit, self.at_most = limit, at_most
+
+    def check(self, stats):
+        """(verdict, evidence): a bound holds in every trial, or not."""
+        try:
+            mine = stats[self.variant][self.metric]
+        except KeyError:
+            return None, "not measured"
+        worst = mine[2] if self.at_most else mine[1]
+        met = worst <= self.limit if self.at_most else worst >= self.limit
+        return MET if met else MISSED, (
+            f"{self.variant}: median {fmt(mine[0])}, worst {fmt(worst)} "
+            f"(target {'<=' if self.at_most else '>='} {self.limit})")
+
+
+def fmt(x):
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+    return str(int(x))
+
+
+class Scenario:
+    """boots: list of (base_kernel, variants); every boot runs `rounds`
+    on a VM of `cpus` vCPUs, with clocks that count instructions if
+    `icount` (see vm.boot).  fits: Fit metrics derived from the trials
+    when the report is written.  script: the guest script in guest/bench/
+    that runs the trials, when scenarios share one (default: the name).
+    pressure: the PressureRule that rejects trials, if any."""
+
+    def __init__(self, name, title, boots, rounds, metrics, targets,
+                 what, cpus=2, icount=False, fits=(), script=None,
+                 pressure=None):
+        self.name, self.title, self.boots = name, title, boots
+        self.rounds, self.metrics, self.targets = rounds, metrics, targets
+        self.what, self.cpus, self.icount = what, cpus, icount
+        self.fits, self.script = fits, script or name
+        self.pressure = pressure
+
+    def derive(self, trials):
+        """The trials with every Fit's metric added."""
+        for fit in self.fits:
+            trials = fit.apply(trials)
+        return trials
+
+
+def _target(table):
+    """A Target when the table names a reference, else a Bound."""
+    common = (table["text"], table["metric"], table["variant"])
+    at_most = table.get("at_most", True)
+    if "reference" in table:
+        return Target(*common, table["reference"], table["factor"], at_most)
+    return Bound(*common, table["limit"], at_most)
+
+
+def _scenario(table, script):
+    """A Scenario from one [[scenario]] table of SCRIPT.toml.  `boots`
+    boots of the patched kernel each run `variants`; with
+    `base_variants`, every one of them follows a boot of the unpatched
+    base that runs those."""
+    known = {"name", "title", "variants", "boots", "base_variants",
+             "rounds", "metrics", "target", "fit", "pressure", "what",
+             "cpus", "icount"}
+    unknown = set(table) - known
+    if unknown:
+        raise ValueError(f"{script}.toml: {table.get('name')}: unknown "
+                         f"keys {', '.join(sorted(unknown))}")
+    boots = []
+    for _ in range(table.get("boots", 1)):
+        if "base_variants" in table:
+            boots.append((True, table["base_variants"]))
+        boots.append((False, table["variants"]))
+    pressure = table.get("pressure")
+    return Scenario(
+        table["name"], table["title"], boots, table["rounds"],
+        [tuple(m) for m in table["metrics"]],
+        [_target(t) for t in table.get("target", [])], table["what"],
+        cpus=table.get("cpus", 2), icount=table.get("icount", False),
+        fits=[Fit(f["key"], f["metric"], f["covariate"], f["reference"])
+              for f in table.get("fit", [])],
+        script=script,
+        pressure=pressure and PressureRule(pressure["metric"],
+                                           pressure["minimum"],
+                                           tuple(pressure.get("exempt",
+                                                              ()))))
+
+
+def load_all(directory):
+    """{name: Scenario} from every SCRIPT.toml in `directory`, in the
+    order of the file names and, within a file, of its tables."""
+    scenarios = {}
+    for entry in sorted(os.listdir(directory)):
+        script, ext = os.path.splitext(entry)
+        if ext != ".toml":
+            continue
+        with open(os.path.join(directory, entry), "rb") as f:
+            for table in tomllib.load(f).get("scenario", []):
+                s = _scenario(table, script)
+                if s.name in scenarios:
+                    raise ValueError(f"{entry}: scenario {s.name} declared "
+                                     "twice")
+                scenarios[s.name] = s
+    return scenarios

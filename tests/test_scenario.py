@@ -1,0 +1,96 @@
+import os
+import tempfile
+import unittest
+
+from harness import scenario
+from harness.common import GUEST
+
+BENCH = os.path.join(GUEST, "bench")
+
+OVERHEAD_LIKE = """\
+[[scenario]]
+name = "pair"
+title = "Pairs of boots"
+variants = ["off", "auto"]
+base_variants = ["base"]
+boots = 2
+rounds = 3
+icount = true
+what = "w"
+metrics = [["x", "x", "s"]]
+
+[[scenario.target]]
+text = "auto within 1% of base"
+metric = "x"
+variant = "auto"
+reference = "base"
+factor = 1.01
+
+[[scenario.target]]
+text = "auto at least 0"
+metric = "x"
+variant = "auto"
+limit = 0
+at_most = false
+"""
+
+
+class LoadTest(unittest.TestCase):
+    def load(self, text, name="s.toml"):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                f.write(text)
+            return scenario.load_all(tmp)
+
+    def test_base_boots_come_before_each_patched_boot(self):
+        s = self.load(OVERHEAD_LIKE)["pair"]
+        self.assertEqual(s.boots, [(True, ["base"]), (False, ["off", "auto"]),
+                                   (True, ["base"]), (False, ["off", "auto"])])
+        self.assertEqual((s.script, s.rounds, s.cpus, s.icount),
+                         ("s", 3, 2, True))
+        ratio, bound = s.targets
+        self.assertIsInstance(ratio, scenario.Target)
+        self.assertEqual((ratio.reference, ratio.factor), ("base", 1.01))
+        self.assertIsInstance(bound, scenario.Bound)
+        self.assertEqual((bound.limit, bound.at_most), (0, False))
+
+    def test_an_unknown_key_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "unknown keys round"):
+            self.load(OVERHEAD_LIKE.replace("rounds = 3", "round = 3"))
+
+    def test_a_name_declared_twice_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "declared twice"):
+            self.load(OVERHEAD_LIKE + OVERHEAD_LIKE.split("\n\n")[0] + "\n")
+
+
+class DeclaredTest(unittest.TestCase):
+    """What guest/bench/*.toml declare is runnable and judgeable."""
+
+    SCENARIOS = scenario.load_all(BENCH)
+
+    def test_every_scenario_has_its_guest_script(self):
+        for s in self.SCENARIOS.values():
+            path = os.path.join(BENCH, f"{s.script}.sh")
+            self.assertTrue(os.path.exists(path), f"{s.name}: no {path}")
+
+    def test_targets_name_declared_variants_and_metrics(self):
+        for s in self.SCENARIOS.values():
+            variants = {v for _, vs in s.boots for v in vs}
+            metrics = {m[0] for m in s.metrics} | {f.key for f in s.fits}
+            for t in s.targets:
+                names = [t.variant] + ([t.reference]
+                                       if isinstance(t, scenario.Target)
+                                       else [])
+                for v in names:
+                    self.assertIn(v, variants, f"{s.name}: {t.text}")
+                self.assertIn(t.metric, metrics, f"{s.name}: {t.text}")
+
+    def test_pressure_exempts_declared_variants(self):
+        for s in self.SCENARIOS.values():
+            if s.pressure:
+                variants = {v for _, vs in s.boots for v in vs}
+                self.assertLessEqual(set(s.pressure.exempt), variants)
+
+
+if __name__ == "__main__":
+    unittest.main()
