@@ -4,8 +4,8 @@ Each guest script guest/bench/SCRIPT.sh runs the trials of one or more
 scenarios; SCRIPT.toml beside it declares them, one [[scenario]] table
 each: what runs (variants, boots, rounds, the VM), what the report
 shows (metrics) and what must hold (targets, fits, the pressure rule).
-Adding a scenario is a trial() in a guest script and a table here; the
-statistics that judge it are in harness/stats.py."""
+Adding a scenario is a trial() in a guest script and a table in the
+.toml beside it; the statistics that judge it are in harness/stats.py."""
 
 import os
 import statistics
@@ -110,8 +110,10 @@ class Scenario:
     on a VM of `cpus` vCPUs, with clocks that count instructions if
     `icount` (see vm.boot).  fits: Fit metrics derived from the trials
     when the report is written.  script: the guest script in guest/bench/
-    that runs the trials, when scenarios share one (default: the name).
-    pressure: the PressureRule that rejects trials, if any."""
+    that runs the trials, the name of the .toml that declares the scenario
+    (scenarios that differ only in variants or clock share one; default:
+    the scenario's name).  pressure: the PressureRule that rejects trials,
+    if any."""
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
                  what, cpus=2, icount=False, fits=(), script=None,
