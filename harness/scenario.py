@@ -111,17 +111,16 @@ class Scenario:
     `icount` (see vm.boot).  fits: Fit metrics derived from the trials
     when the report is written.  script: the guest script in guest/bench/
     that runs the trials, the name of the .toml that declares the scenario
-    (scenarios that differ only in variants or clock share one; default:
-    the scenario's name).  pressure: the PressureRule that rejects trials,
-    if any."""
+    (scenarios that differ only in variants or clock share one).
+    pressure: the PressureRule that rejects trials, if any."""
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
-                 what, cpus=2, icount=False, fits=(), script=None,
+                 what, script, cpus=2, icount=False, fits=(),
                  pressure=None):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
         self.what, self.cpus, self.icount = what, cpus, icount
-        self.fits, self.script = fits, script or name
+        self.fits, self.script = fits, script
         self.pressure = pressure
 
     def derive(self, trials):
@@ -162,10 +161,9 @@ def _scenario(table, script):
         table["name"], table["title"], boots, table["rounds"],
         [tuple(m) for m in table["metrics"]],
         [_target(t) for t in table.get("target", [])], table["what"],
-        cpus=table.get("cpus", 2), icount=table.get("icount", False),
+        script, cpus=table.get("cpus", 2), icount=table.get("icount", False),
         fits=[Fit(f["key"], f["metric"], f["covariate"], f["reference"])
               for f in table.get("fit", [])],
-        script=script,
         pressure=pressure and PressureRule(pressure["metric"],
                                            pressure["minimum"],
                                            tuple(pressure.get("exempt",
