@@ -6,7 +6,7 @@ VARIANT ?= lean
 
 .PHONY: demo check unit setup refresh export checkpatch kernel selftests \
 	baseline bisect bench selftests-debug selftests-numa selftests-helpers \
-	stress mutants
+	selftests-kswapd-target stress mutants
 
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo --variant $(VARIANT)
@@ -42,6 +42,9 @@ selftests-numa:        ## the series' tests in a guest of two NUMA nodes (lean k
 
 selftests-helpers:     ## kswapd's helpers: stress phases in a guest of two nodes of two vCPUs, run by one host thread
 	$(HARNESS) selftests --variant lean --profile helpers
+
+selftests-kswapd-target: ## MGLRU passes kswapd shares with its helpers (not in check: it mostly skips on a slow host)
+	$(HARNESS) selftests --variant lean --profile kswapd-target
 
 stress:                ## the long race/fuzz run on the debug kernel (more than an hour under TCG)
 	$(HARNESS) selftests --variant debug --profile stress

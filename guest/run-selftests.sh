@@ -3,9 +3,9 @@
 # then, on a kernel with background reclaim: test_bgreclaim once more with
 # MGLRU and zswap on, the memory controller's tests once more with `auto`
 # watermarks on every cgroup they create (as PROGRAM@auto), the
-# memory.reclaim_wmarks fuzzer, the live view
-# tools/cgroup/memcg_bgreclaim_top.py, crun and runc setting watermarks
-# through OCI bundles (with the whole suite only), and the race stress
+# memory.reclaim_wmarks fuzzer, with the whole suite only the live view
+# tools/cgroup/memcg_bgreclaim_top.py and crun and runc setting watermarks
+# through OCI bundles, and the race stress
 # phases (unless STRESS_CYCLES is 0), each as results of their own in the
 # same TAP file.
 # usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
@@ -98,14 +98,13 @@ if [ -x cgroup/test_bgreclaim ]; then
 		"$(date +%s)" | tee -a "$results/tap.txt"
 	rmdir /sys/fs/cgroup/fuzz
 
-	[ -z "$programs_too" ] ||
+	# With the whole suite only: the live view and the runtimes exercise
+	# no kernel path that the tests above do not, and a guest of two
+	# nodes or the debug kernel tells nothing more of the tools.
+	if [ $# -eq 0 ]; then
 		tap_program memcg-bgreclaim-top "$timeout" "$here/check_top.sh" \
 			"$tree/tools/cgroup/memcg_bgreclaim_top.py" \
 			"$(dirname "$kselftest")" | tee -a "$results/tap.txt"
-
-	# With the whole suite only: the runtimes exercise no kernel path
-	# that the tests above do not.
-	if [ $# -eq 0 ]; then
 		timeout "$timeout" bash "$here/runtimes.sh" |
 			tee -a "$results/tap.txt"
 		status=${PIPESTATUS[0]}

@@ -95,8 +95,17 @@ PROFILES = {
     # have printed.
     # The series' tests run on the guests above, at the host's pace.
     "helpers": Profile(None, 100, 1, 30, numa_nodes=2, cpus=4,
-                       stress_phases=("kswapd", "kswapd-target", "helpers-off"),
+                       stress_phases=("kswapd", "helpers-off"),
                        one_thread=True),
+    # The same guest for the MGLRU passes kswapd shares with its helpers
+    # (`make selftests-kswapd-target`), not in `make check`: its bound is
+    # only tested by a pass that reaches its target, and on this host few
+    # do (none in 4 minutes of the CI run of 2026-11-27, 5 of 1279 passes
+    # in stop 35's, 1 of 842 in 7 runs before), so in CI it mostly
+    # skipped after 4 of its 9 minutes.
+    "kswapd-target": Profile(None, 100, 1, 30, numa_nodes=2, cpus=4,
+                             stress_phases=("kswapd-target",),
+                             one_thread=True),
     # What `make mutants` runs on a mutant whose patch names no profile:
     # the series' tests on the lean kernel, without the rest of the suite.
     "mutant": Profile(["test_bgreclaim"], 300, 0, 0),

@@ -414,7 +414,9 @@ class ManifestTest(unittest.TestCase):
         self.assertTrue(guest_run.load_baseline("lean", ["test_core"]))
         helpers = guest_run.load_manifest("helpers")
         self.assertIn("stress-kswapd", helpers)
-        self.assertIn("stress-kswapd-target", helpers)
+        self.assertNotIn("stress-kswapd-target", helpers)
+        self.assertIn("stress-kswapd-target",
+                      guest_run.load_manifest("kswapd-target"))
         self.assertIn("stress-helpers-off", helpers)
         self.assertNotIn("test_bgreclaim", helpers)
 
