@@ -11,7 +11,8 @@ import os
 import statistics
 import tomllib
 
-from .stats import MET, MISSED, PressureRule, ratio_interval, verdict
+from .stats import (INCONCLUSIVE, MET, MIN_TRIALS, MISSED, PressureRule,
+                    ratio_interval, verdict)
 
 
 class Fit:
@@ -70,6 +71,11 @@ class Target:
         medians = (f"{self.variant} {fmt(mine[0])} vs {self.reference} "
                    f"{fmt(ref[0])}")
         target = f"target {'<=' if self.at_most else '>='} {self.factor}x"
+        fewest = min(len(mine[4]), len(ref[4]))
+        if fewest < MIN_TRIALS:
+            # A lone trial resamples to itself: no interval, no verdict.
+            return INCONCLUSIVE, (f"{medians} ({fewest} trial of a variant, "
+                                  f"too few for an interval; {target})")
         interval = ratio_interval(mine[4], ref[4])
         if interval is None:
             return None, f"{medians} (no ratio: the reference is 0; {target})"

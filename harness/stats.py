@@ -14,6 +14,8 @@ import statistics
 RESAMPLES = 4000
 CONFIDENCE = 0.95
 SEED = 20260101
+# Trials each variant needs before a ratio gets an interval and a verdict.
+MIN_TRIALS = 2
 
 MET, MISSED, INCONCLUSIVE = "met", "MISSED", "inconclusive"
 

@@ -190,7 +190,8 @@ class TargetTest(unittest.TestCase):
     STATS = {"off": {"p99": (100.0, 90.0, 120.0, 3, [90.0, 100.0, 120.0])},
              "auto": {"p99": (8.0, 7.0, 9.0, 3, [7.0, 8.0, 9.0])},
              "pct": {"p99": (100.0, 80.0, 130.0, 3, [80.0, 100.0, 130.0])},
-             "zero": {"p99": (0, 0, 0, 3, [0, 0, 0])}}
+             "zero": {"p99": (0, 0, 0, 3, [0, 0, 0])},
+             "once": {"p99": (5.0, 5.0, 5.0, 1, [5.0])}}
 
     def test_ratio_met_and_missed_from_the_interval(self):
         verdict, text = scenario.Target("t", "p99", "auto", "off", 0.1).check(
@@ -206,6 +207,15 @@ class TargetTest(unittest.TestCase):
         verdict, _ = scenario.Target("t", "p99", "pct", "off", 1.0).check(
             self.STATS)
         self.assertEqual(verdict, "inconclusive")
+
+    def test_one_trial_is_no_interval(self):
+        # One trial resamples to itself: a zero-width "interval" would
+        # read as certainty.
+        for mine, ref in (("once", "off"), ("auto", "once")):
+            verdict, text = scenario.Target("t", "p99", mine, ref,
+                                            0.1).check(self.STATS)
+            self.assertEqual(verdict, "inconclusive")
+            self.assertIn("1 trial", text)
 
     def test_zero_reference_is_not_judged(self):
         verdict, text = scenario.Target("t", "p99", "auto", "zero", 1).check(
