@@ -66,6 +66,21 @@ class Profile:
         self.test_timeout = test_timeout
 
 
+def _helpers_guest(stress_phases):
+    """kswapd's helpers need CPUs with nothing to run (on two vCPUs they
+    never ran): two nodes of two vCPUs each, for the cgroups that opted in
+    and for no other.  One host thread runs the four vCPUs in turn, so
+    none waits for a host core while the guest thinks it runs (with a
+    thread per vCPU on two host cores, one CI run of three saw an RCU
+    stall report from a starved vCPU).  Not on the instruction clock
+    (-icount) any more: there, twice in CI and never here, the guest fell
+    silent in stress-kswapd for half an hour, without the hung task report
+    or stress.sh's stall report its own clock would have printed.  The
+    series' tests run on the other guests, at the host's pace."""
+    return Profile(None, 100, 1, 30, numa_nodes=2, cpus=4,
+                   stress_phases=stress_phases, one_thread=True)
+
+
 PROFILES = {
     # The whole suite against the baseline, with a short fuzz run; the
     # stress phases are for the debug kernel, whose checkers they feed.
@@ -83,29 +98,15 @@ PROFILES = {
     # The series' tests on a guest of two NUMA nodes, one vCPU each, on
     # the lean kernel: the pool's bound is the machine's, not a node's.
     "numa": Profile(["test_bgreclaim"], 200, 0, 0, numa_nodes=2),
-    # kswapd's helpers, which need CPUs with nothing to run (on two vCPUs
-    # they never ran): two nodes of two vCPUs each, for the cgroups that
-    # opted in and for no other.  One host thread runs the four vCPUs in
-    # turn, so none waits for a host core while the guest thinks it runs
-    # (with a thread per vCPU on two host cores, one CI run of three saw
-    # an RCU stall report from a starved vCPU).  Not on the instruction
-    # clock (-icount) any more: there, twice in CI and never here, the
-    # guest fell silent in stress-kswapd for half an hour, without the
-    # hung task report or stress.sh's stall report its own clock would
-    # have printed.
-    # The series' tests run on the guests above, at the host's pace.
-    "helpers": Profile(None, 100, 1, 30, numa_nodes=2, cpus=4,
-                       stress_phases=("kswapd", "helpers-off"),
-                       one_thread=True),
-    # The same guest for the MGLRU passes kswapd shares with its helpers
-    # (`make selftests-kswapd-target`), not in `make check`: its bound is
-    # only tested by a pass that reaches its target, and on this host few
-    # do (none in 4 minutes of the CI run of 2026-11-27, 5 of 1279 passes
-    # in stop 35's, 1 of 842 in 7 runs before), so in CI it mostly
-    # skipped after 4 of its 9 minutes.
-    "kswapd-target": Profile(None, 100, 1, 30, numa_nodes=2, cpus=4,
-                             stress_phases=("kswapd-target",),
-                             one_thread=True),
+    # kswapd's helpers beside stock kswapd, and with them off.
+    "helpers": _helpers_guest(("kswapd", "helpers-off")),
+    # The MGLRU passes kswapd shares with its helpers (`make
+    # selftests-kswapd-target`), not in `make check`: its bound is only
+    # tested by a pass that reaches its target, and on this host few do
+    # (none in 4 minutes of the CI run of 2026-11-27, 5 of 1279 passes in
+    # stop 35's, 1 of 842 in 7 runs before), so in CI it mostly skipped
+    # after 4 of its 9 minutes.
+    "kswapd-target": _helpers_guest(("kswapd-target",)),
     # What `make mutants` runs on a mutant whose patch names no profile:
     # the series' tests on the lean kernel, without the rest of the suite.
     "mutant": Profile(["test_bgreclaim"], 300, 0, 0),
