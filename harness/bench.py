@@ -162,11 +162,11 @@ def run_order(trials):
 
 def render_report(scenario, stats, trials, env, problems, rejected=()):
     variants = list(stats)
+    most = max(s[3] for v in stats.values() for s in v.values())
     lines = [f"# {scenario.title}", "", scenario.what, "",
-             "Each cell: median [lowest - highest] over "
-             f"{max(s[3] for v in stats.values() for s in v.values())} "
-             f"trials per variant, in the same boot(s), {run_order(trials)}.",
-             ""]
+             f"Each cell: median [lowest - highest] over {most} "
+             f"trial{'s' if most > 1 else ''} per variant, in the same "
+             f"boot(s), {run_order(trials)}.", ""]
     if scenario.pressure:
         lines += [f"Rule, fixed before the run: {scenario.pressure.text()}; "
                   + rejected_text(rejected, len(trials) + len(rejected)),
@@ -311,11 +311,31 @@ def report(scenario, trials, env, problems):
     return verdicts
 
 
+_TOOK = re.compile(r"the run took (\d+) min")
+
+
+def _run_summary(name):
+    """(trials per variant, minutes the run took or None) of the run
+    recorded in results/NAME/."""
+    counts = {}
+    with open(os.path.join(RESULTS, name, "trials.jsonl"),
+              encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                variant = json.loads(line)["variant"]
+                counts[variant] = counts.get(variant, 0) + 1
+    with open(os.path.join(RESULTS, name, "run.json"), encoding="utf-8") as f:
+        took = _TOOK.search(" ".join(json.load(f)["environment"]))
+    return max(counts.values(), default=0), took and int(took.group(1))
+
+
 def write_index():
-    """results/README.md: every scenario's targets, from its report."""
+    """results/README.md: every scenario's targets, from its report, and
+    the trials and minutes its run took."""
     lines = ["# Benchmark results", "",
              "Written by `make bench`; each scenario's report has the "
              "tables, plots, environment and parameters.", ""]
+    minutes = []
     for name, scenario in SCENARIOS.items():
         path = os.path.join(RESULTS, name, "report.md")
         if not os.path.exists(path):
@@ -329,6 +349,14 @@ def write_index():
                            for w in ("met", "MISSED", "inconclusive",
                                      "not judged")
                            if w in found) or "a trade-off, no targets"
-        lines.append(f"- [{scenario.title}]({name}/report.md): {counts}")
+        trials, took = _run_summary(name)
+        minutes.append(took)
+        lines.append(f"- [{scenario.title}]({name}/report.md): {counts} "
+                     f"({trials} trial{'s' if trials != 1 else ''} a "
+                     f"variant" + (f", {took} min)" if took is not None
+                                   else ")"))
+    if minutes and None not in minutes:
+        lines += ["", f"The scenarios' runs took {sum(minutes)} min in "
+                  "all (boots included, not the kernel builds)."]
     with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")

@@ -302,6 +302,27 @@ class ReportRoundTripTest(unittest.TestCase):
         with self.assertRaises(HarnessError):
             bench.load_run(bench.SCENARIOS["storm"])
 
+    def test_index_counts_trials_and_minutes(self):
+        trials = [{"variant": v, "round": r, "worker_cpu_pct": 0.2}
+                  for r in (1, 2) for v in ("noswap", "mlock")]
+        trials.append({"variant": "protected", "round": 1, "worker_cpu_pct": 0.1})
+        env = ["date: 2026-01-01 00:00 UTC, the run took 7 min"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            bench.report(bench.SCENARIOS["backoff"], trials, env, [])
+            bench.report(bench.SCENARIOS["gap"], [{"variant": "off",
+                                                   "wall_s": 1.0}],
+                         ["date: 2026-01-01 00:00 UTC, the run took 5 min"],
+                         [])
+        bench.write_index()
+        with open(os.path.join(self.tmp, "README.md"), encoding="utf-8") as f:
+            index = f.read()
+        self.assertIn("(backoff/report.md): 3 met (2 trials a variant, "
+                      "7 min)", index)
+        self.assertIn("(gap/report.md): a trade-off, no targets (1 trial a "
+                      "variant, 5 min)", index)
+        self.assertIn("took 12 min in all", index)
+        self.assertIn("Streaming page cache: not run yet", index)
+
 
 class RawLatencyTest(unittest.TestCase):
     def test_raw_latencies_move_out_of_the_trials(self):
