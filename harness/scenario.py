@@ -71,14 +71,14 @@ class Target:
         medians = (f"{self.variant} {fmt(mine[0])} vs {self.reference} "
                    f"{fmt(ref[0])}")
         target = f"target {'<=' if self.at_most else '>='} {self.factor}x"
+        interval = ratio_interval(mine[4], ref[4])
+        if interval is None:
+            return None, f"{medians} (no ratio: the reference is 0; {target})"
         fewest = min(len(mine[4]), len(ref[4]))
         if fewest < MIN_TRIALS:
             # A lone trial resamples to itself: no interval, no verdict.
             return INCONCLUSIVE, (f"{medians} ({fewest} trial of a variant, "
                                   f"too few for an interval; {target})")
-        interval = ratio_interval(mine[4], ref[4])
-        if interval is None:
-            return None, f"{medians} (no ratio: the reference is 0; {target})"
         ratio, lower, upper = interval
         return (verdict(lower, upper, self.factor, self.at_most),
                 f"{medians} (ratio {ratio:.3f}x, 95% CI {lower:.3f}-"

@@ -216,6 +216,11 @@ class TargetTest(unittest.TestCase):
                                             0.1).check(self.STATS)
             self.assertEqual(verdict, "inconclusive")
             self.assertIn("1 trial", text)
+        # No ratio exists whatever the number of trials.
+        verdict, text = scenario.Target("t", "p99", "once", "zero",
+                                        1).check(self.STATS)
+        self.assertIsNone(verdict)
+        self.assertIn("the reference is 0", text)
 
     def test_zero_reference_is_not_judged(self):
         verdict, text = scenario.Target("t", "p99", "auto", "zero", 1).check(
