@@ -5,6 +5,7 @@ import glob
 import os
 import shutil
 import subprocess
+import tempfile
 
 from . import deps
 from .common import (BASE_TREE, BUILD, PATCHES, TREE, HarnessError, log,
@@ -20,6 +21,12 @@ IDENTITY = {
 }
 BASE_DATE = "2025-01-01T00:00:00Z"
 DEBIAN_BLOCK_MARK = "Debian packaging: ignore everything at the top level"
+# The cover letter's text is written by hand in COVER_SOURCE; export
+# writes COVER_LETTER from it with the series' short log and diffstat.
+COVER_SOURCE = os.path.join(PATCHES, "cover-letter.txt")
+COVER_LETTER = os.path.join(PATCHES, "0000-cover-letter.patch")
+SUBJECT_MARK = "*** SUBJECT HERE ***"
+BLURB_MARK = "*** BLURB HERE ***"
 
 
 def git(*args, env=None, capture=True):
@@ -188,7 +195,65 @@ def export():
     with open(os.path.join(PATCHES, "series"), "w", encoding="utf-8") as f:
         f.writelines(n + "\n" for n in names)
     log(f"exported {len(names)} patch(es) to patches/")
+    if os.path.exists(COVER_SOURCE):
+        with open(COVER_LETTER, "w", encoding="utf-8") as f:
+            f.write(cover_letter())
+        log(f"wrote {os.path.basename(COVER_LETTER)} from "
+            f"{os.path.basename(COVER_SOURCE)}")
     return names
+
+
+def fill_cover_letter(generated, source, date):
+    """git format-patch's cover letter with the subject and blurb of
+    `source` (its first line, then a blank line, then the body) in place of
+    git's placeholders, and `date` as its Date, so that exporting the same
+    commits always writes the same file."""
+    subject, sep, body = source.partition("\n\n")
+    if not sep or "\n" in subject.strip() or not subject.strip():
+        raise HarnessError(f"{COVER_SOURCE}: the first line is the subject, "
+                           "then a blank line, then the body")
+    for mark in (SUBJECT_MARK, BLURB_MARK):
+        if generated.count(mark) != 1:
+            raise HarnessError(f"git's cover letter has no single {mark}")
+    head, sep, rest = generated.partition("\n\n")
+    head = "\n".join(f"Date: {date}" if ln.startswith("Date: ") else ln
+                     for ln in head.split("\n"))
+    return (head.replace(SUBJECT_MARK, subject.strip()) + sep
+            + rest.replace(BLURB_MARK, body.rstrip("\n")))
+
+
+def cover_letter():
+    """The series' cover letter: patches/cover-letter.txt with the short
+    log and diffstat of base..HEAD, as `git format-patch --cover-letter`
+    writes them, from the identity and date of the series' last commit."""
+    name, email, date = git("log", "-1", "--format=%an%n%ae%n%aD",
+                            "HEAD").splitlines()
+    env = dict(os.environ, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(["git", "-C", TREE, "format-patch", "--cover-letter",
+                        "--zero-commit", "--no-signature", "--abbrev=12",
+                        "-q", "-o", out, "base..HEAD"], check=True, env=env)
+        with open(os.path.join(out, "0000-cover-letter.patch"),
+                  encoding="utf-8") as f:
+            generated = f.read()
+    with open(COVER_SOURCE, encoding="utf-8") as f:
+        source = f.read()
+    return fill_cover_letter(generated, source, date)
+
+
+def cover_letter_problem():
+    """Why patches/0000-cover-letter.patch is not what export would write
+    now, or None."""
+    if not os.path.exists(COVER_SOURCE):
+        return f"{COVER_SOURCE} is missing"
+    if not os.path.exists(COVER_LETTER):
+        return f"{COVER_LETTER} is missing: run python3 -m harness export"
+    with open(COVER_LETTER, encoding="utf-8") as f:
+        if f.read() != cover_letter():
+            return (f"{COVER_LETTER} differs from what export writes from "
+                    f"{os.path.basename(COVER_SOURCE)} and the series: "
+                    "run python3 -m harness export")
+    return None
 
 
 def checkpatch():
@@ -198,6 +263,10 @@ def checkpatch():
         log("checkpatch: the series is empty, nothing to check")
         return []
     failed = []
+    problem = cover_letter_problem()
+    log(f"cover letter: {problem or 'ok'}")
+    if problem:
+        failed.append(os.path.basename(COVER_LETTER))
     for name in names:
         res = run(["perl", "scripts/checkpatch.pl", "--strict",
                    os.path.join(PATCHES, name)], cwd=TREE, check=False,
