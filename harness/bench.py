@@ -160,6 +160,14 @@ def run_order(trials):
     return "the variants in the same order in every round"
 
 
+PAIRED_TEXT = ("  For context, a ratio also shows the interval from trials "
+               "paired by boot and round (the median of the rounds' "
+               "ratios, whole rounds resampled), which cancels what a "
+               "round shares, such as how fast the host ran the guest "
+               "then; it was added on 2026-11-27, after the results it was "
+               "first shown beside, so it does not give the verdict.")
+
+
 def render_report(scenario, stats, trials, env, problems, rejected=()):
     variants = list(stats)
     most = max(s[3] for v in stats.values() for s in v.values())
@@ -187,7 +195,9 @@ def render_report(scenario, stats, trials, env, problems, rejected=()):
               "resampled on their own): met when the whole interval meets "
               "the target, MISSED when none of it does, inconclusive "
               "otherwise.  A bound on one variant must hold in every "
-              "trial.", ""]
+              "trial." + (PAIRED_TEXT if any(
+                  isinstance(t, Target) for t in scenario.targets) else ""),
+              ""]
     results = []
     if not scenario.targets:
         lines.append("None: this scenario measures a trade-off; see the "
@@ -196,7 +206,10 @@ def render_report(scenario, stats, trials, env, problems, rejected=()):
         word, evidence = target.check(stats)
         word = word or "not judged"
         results.append(word)
-        lines.append(f"- **{word}**: {target.text}: {evidence}")
+        paired = (target.paired(trials)
+                  if isinstance(target, Target) else None)
+        lines.append(f"- **{word}**: {target.text}: {evidence}"
+                     + (f"; {paired}" if paired else ""))
     if scenario.name == "many":
         lines += _pool_bound_lines(trials)
     notes = os.path.join(RESULTS, scenario.name, "notes.md")

@@ -53,6 +53,37 @@ def ratio_interval(mine, ref, resamples=RESAMPLES, seed=SEED):
             _quantile(ratios, tail), _quantile(ratios, 1 - tail))
 
 
+def paired_ratio_interval(pairs, resamples=RESAMPLES, seed=SEED):
+    """(median ratio, lower, upper) of (mine, ref) pairs measured in the
+    same round: the median of mine / ref over the pairs, with the
+    bootstrap percentile interval from resampling whole pairs.  Pairing
+    cancels what a round shares, such as how fast the host ran the guest
+    then.  Pairs whose ref is 0 have no ratio and are left out; None if
+    no pair is left."""
+    ratios = [m / r for m, r in pairs if r]
+    if not ratios:
+        return None
+    rng = random.Random(seed)
+    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios)))
+                     for _ in range(resamples))
+    tail = (1 - CONFIDENCE) / 2
+    return (statistics.median(ratios), _quantile(medians, tail),
+            _quantile(medians, 1 - tail))
+
+
+def round_pairs(trials, metric, variant, reference):
+    """(variant's, reference's) `metric` from each boot and round in which
+    both were measured, in the rounds' order."""
+    by_round = {}
+    for t in trials:
+        if t["variant"] in (variant, reference) and metric in t:
+            key = (t.get("boot"), t.get("round"))
+            by_round.setdefault(key, {})[t["variant"]] = t[metric]
+    return [(r[variant], r[reference]) for _, r in sorted(
+        by_round.items(), key=lambda kv: tuple(map(str, kv[0])))
+        if variant in r and reference in r]
+
+
 def verdict(lower, upper, factor, at_most=True):
     """met, MISSED or inconclusive for "the ratio is at most (or at least)
     factor", given the ratio's confidence interval [lower, upper]."""

@@ -92,5 +92,28 @@ class DeclaredTest(unittest.TestCase):
                 self.assertLessEqual(set(s.pressure.exempt), variants)
 
 
+class PairedTargetTest(unittest.TestCase):
+    def target(self):
+        return scenario.Target("t", "x", "auto", "off", 1.0, at_most=True)
+
+    def test_reads_the_rounds_ratios(self):
+        # auto is 0.8x of off in every round, however fast the round ran.
+        trials = []
+        for rnd, speed in enumerate([1, 3, 2], start=1):
+            trials += [{"variant": "off", "boot": 1, "round": rnd,
+                        "x": 10 * speed},
+                       {"variant": "auto", "boot": 1, "round": rnd,
+                        "x": 8 * speed}]
+        text = self.target().paired(trials)
+        self.assertEqual(text, "paired by round (3 rounds): 0.800x, 95% CI "
+                               "0.800-0.800, which alone would read met")
+
+    def test_none_with_too_few_rounds(self):
+        trials = [{"variant": "off", "boot": 1, "round": 1, "x": 1},
+                  {"variant": "auto", "boot": 1, "round": 1, "x": 1},
+                  {"variant": "auto", "boot": 1, "round": 2, "x": 1}]
+        self.assertIsNone(self.target().paired(trials))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -68,5 +68,39 @@ class PressureRuleTest(unittest.TestCase):
                          "none of the 4 trials was rejected.")
 
 
+class PairedRatioTest(unittest.TestCase):
+    def test_round_effect_cancels(self):
+        # Each round runs the host at its own speed; mine is 0.9x of ref
+        # in every round, which the unpaired interval cannot see.
+        speeds = [1.0, 1.6, 0.7, 1.3, 0.9, 1.5]
+        pairs = [(0.9 * s, s) for s in speeds]
+        point, lower, upper = stats.paired_ratio_interval(pairs)
+        self.assertAlmostEqual(point, 0.9)
+        self.assertAlmostEqual(lower, 0.9)
+        self.assertAlmostEqual(upper, 0.9)
+        _, ulower, uupper = stats.ratio_interval([m for m, _ in pairs],
+                                                 [r for _, r in pairs])
+        self.assertGreater(uupper, 1.0)
+        self.assertLess(ulower, 0.9)
+
+    def test_no_ratio_without_a_nonzero_reference(self):
+        self.assertIsNone(stats.paired_ratio_interval([(1, 0), (2, 0)]))
+        self.assertEqual(stats.paired_ratio_interval([(1, 0), (3, 6)]),
+                         (0.5, 0.5, 0.5))
+
+    def test_round_pairs_match_boot_and_round(self):
+        trials = [
+            {"variant": "a", "boot": 1, "round": 1, "x": 2},
+            {"variant": "off", "boot": 1, "round": 1, "x": 4},
+            {"variant": "a", "boot": 1, "round": 2, "x": 3},
+            {"variant": "a", "boot": 2, "round": 1, "x": 5},
+            {"variant": "off", "boot": 2, "round": 1, "x": 10},
+            {"variant": "off", "boot": 2, "round": 2},
+            {"variant": "other", "boot": 2, "round": 2, "x": 1},
+        ]
+        self.assertEqual(stats.round_pairs(trials, "x", "a", "off"),
+                         [(2, 4), (5, 10)])
+
+
 if __name__ == "__main__":
     unittest.main()
