@@ -85,18 +85,16 @@ class Target:
                 f"{medians} (ratio {ratio:.3f}x, 95% CI {lower:.3f}-"
                 f"{upper:.3f}; {target})")
 
-
     def paired(self, trials):
         """The ratio from trials paired by boot and round, for context
         beside the verdict (which stays the unpaired interval's, the rule
         the targets were set with), or None with fewer than MIN_TRIALS
-        pairs."""
-        pairs = round_pairs(trials, self.metric, self.variant,
-                            self.reference)
-        interval = paired_ratio_interval(pairs)
-        if interval is None or len([p for p in pairs if p[1]]) < MIN_TRIALS:
+        rounds whose reference is not 0."""
+        pairs = [p for p in round_pairs(trials, self.metric, self.variant,
+                                        self.reference) if p[1]]
+        if len(pairs) < MIN_TRIALS:
             return None
-        ratio, lower, upper = interval
+        ratio, lower, upper = paired_ratio_interval(pairs)
         word = verdict(lower, upper, self.factor, self.at_most)
         return (f"paired by round ({len(pairs)} rounds): {ratio:.3f}x, "
                 f"95% CI {lower:.3f}-{upper:.3f}, which alone would read "

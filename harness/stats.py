@@ -73,15 +73,14 @@ def paired_ratio_interval(pairs, resamples=RESAMPLES, seed=SEED):
 
 def round_pairs(trials, metric, variant, reference):
     """(variant's, reference's) `metric` from each boot and round in which
-    both were measured, in the rounds' order."""
+    both were measured, in the order the trials list the rounds."""
     by_round = {}
     for t in trials:
         if t["variant"] in (variant, reference) and metric in t:
             key = (t.get("boot"), t.get("round"))
             by_round.setdefault(key, {})[t["variant"]] = t[metric]
-    return [(r[variant], r[reference]) for _, r in sorted(
-        by_round.items(), key=lambda kv: tuple(map(str, kv[0])))
-        if variant in r and reference in r]
+    return [(r[variant], r[reference]) for r in by_round.values()
+            if variant in r and reference in r]
 
 
 def verdict(lower, upper, factor, at_most=True):

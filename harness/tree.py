@@ -228,11 +228,11 @@ def cover_letter():
     writes them, from the identity and date of the series' last commit."""
     name, email, date = git("log", "-1", "--format=%an%n%ae%n%aD",
                             "HEAD").splitlines()
-    env = dict(os.environ, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
     with tempfile.TemporaryDirectory() as out:
-        subprocess.run(["git", "-C", TREE, "format-patch", "--cover-letter",
-                        "--zero-commit", "--no-signature", "--abbrev=12",
-                        "-q", "-o", out, "base..HEAD"], check=True, env=env)
+        run(["git", "-C", TREE, "format-patch", "--cover-letter",
+             "--zero-commit", "--no-signature", "--abbrev=12", "-q", "-o",
+             out, "base..HEAD"], quiet=True,
+            env={"GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email})
         with open(os.path.join(out, "0000-cover-letter.patch"),
                   encoding="utf-8") as f:
             generated = f.read()
