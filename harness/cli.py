@@ -32,6 +32,9 @@ def cmd_checkpatch(_args):
     deps.ensure_all()
     tree.ensure_tree(deps.read_base_conf()["tarball"])
     failed = tree.checkpatch()
+    stale = mutants.stale()
+    log(f"mutants that no longer apply: {', '.join(stale) or 'none'}")
+    failed += [f"mutants/{name}.patch" for name in stale]
     if failed:
         log(f"checkpatch failed: {', '.join(failed)}")
         return 1

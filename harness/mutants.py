@@ -45,6 +45,15 @@ def load(names=()):
     return found
 
 
+def stale(mutants=None, tree_dir=TREE):
+    """The names of the mutants that no longer apply to the series' tree:
+    a later change moved the code they break, and `make mutants` would
+    fail on them rather than test anything."""
+    return [m.name for m in (load() if mutants is None else mutants)
+            if run(["git", "-C", tree_dir, "apply", "--check", m.path],
+                   check=False, capture=True, quiet=True).returncode]
+
+
 def catchers(results, plans, problems, profile):
     """The names of what failed the run: the tests that caught the mutant,
     or the run's own problems (a splat, a guest that did not finish)."""

@@ -1,4 +1,5 @@
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -79,3 +80,33 @@ class CatchersTest(unittest.TestCase):
         caught = mutants.catchers({}, {}, ["the guest did not finish\nmore"],
                                   "mutant")
         self.assertIn("run: the guest did not finish", caught)
+
+
+class StaleTest(unittest.TestCase):
+    """A mutant whose context the series changed no longer applies."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(subprocess.run, ["rm", "-rf", self.dir])
+        subprocess.run(["git", "init", "-q", self.dir], check=True)
+        os.makedirs(os.path.join(self.dir, "mm"))
+        self.source = os.path.join(self.dir, "mm", "x.c")
+
+    def mutant(self):
+        fd, path = tempfile.mkstemp(suffix=".patch")
+        with os.fdopen(fd, "w") as f:
+            f.write("Promise: x is b\n\n" + DIFF)
+        self.addCleanup(os.remove, path)
+        return mutants.Mutant(path)
+
+    def test_applies(self):
+        with open(self.source, "w") as f:
+            f.write("a\n")
+        m = self.mutant()
+        self.assertEqual([], mutants.stale([m], self.dir))
+
+    def test_moved_code_is_stale(self):
+        with open(self.source, "w") as f:
+            f.write("c\n")
+        m = self.mutant()
+        self.assertEqual([m.name], mutants.stale([m], self.dir))

@@ -44,7 +44,7 @@ auto_gap() {
 # travel on the guest's command line), each with optional suffixes:
 #   +budget  the cgroup's background reclaim capped at 10% of one CPU
 #            (memory.reclaim_wmarks.budget 10000 100000), the default
-#            before the cgroup paid for it (patch 0011);
+#            before the cgroup paid for it (patch 0006);
 #   +cpumax  the cgroup limited to VARIANT_CPU_MAX of one CPU (cpu.max),
 #            its tasks and its worker together.
 VARIANT_CPU_MAX="25000 100000"

@@ -25,7 +25,7 @@ trial() {
 	echo "wall_s $wall"
 	echo "mib_per_s $(echo "$STREAM_FILE_MIB / $wall" | bc -l)"
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
-	# The cgroup's system time includes its worker's since patch 0011.
+	# The cgroup's system time includes its worker's since patch 0006.
 	echo "reader_system_s $(echo "$(cpu_stat_of "$BENCH_CG" system_usec) / 1000000" | bc -l)"
 	echo "reader_own_system_s $(echo "($(cpu_stat_of "$BENCH_CG" system_usec) - $(stat_of "$BENCH_CG" bgreclaim_cpu_usec)) / 1000000" | bc -l)"
 	echo "max_events $(event_of "$BENCH_CG" max)"
