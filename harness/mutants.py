@@ -45,11 +45,11 @@ def load(names=()):
     return found
 
 
-def stale(mutants=None, tree_dir=TREE):
+def stale(candidates=None, tree_dir=TREE):
     """The names of the mutants that no longer apply to the series' tree:
     a later change moved the code they break, and `make mutants` would
     fail on them rather than test anything."""
-    return [m.name for m in (load() if mutants is None else mutants)
+    return [m.name for m in (load() if candidates is None else candidates)
             if run(["git", "-C", tree_dir, "apply", "--check", m.path],
                    check=False, capture=True, quiet=True).returncode]
 
