@@ -138,13 +138,15 @@ json() {
 }
 
 # reclaim_counters CGROUP: the per-reclaimer counters as json() arguments,
-# and pgsteal_all, what every reclaimer took from CGROUP together (how
-# much the trial pressed on its limit, whoever relieved it).
+# pgsteal_all, what every reclaimer took from CGROUP together (how much
+# the trial pressed on its limit, whoever relieved it), and the refaults
+# (how much of that was taken before it was done with).
 reclaim_counters() {
 	local k
 	for k in pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd \
 		pgscan_bgreclaim pgsteal_bgreclaim bgreclaim_runs \
-		bgreclaim_giveups bgreclaim_cpu_usec; do
+		bgreclaim_giveups bgreclaim_cpu_usec workingset_refault_anon \
+		workingset_refault_file; do
 		echo "$k $(stat_of "$1" "$k")"
 	done
 	echo "pgsteal_all $(($(stat_of "$1" pgsteal_direct) + \
