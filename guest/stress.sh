@@ -104,7 +104,9 @@ CHARGER=/sys/fs/cgroup/stress-charger
 # - page cache (reclaimed here);
 # - inodes attached to their writeback domain (sync and drop the inode
 #   cache);
-# - swap slots parked in per-CPU caches (swapoff and swapon drains them);
+# - swap slots parked in per-CPU caches (swapoff and swapon drains them,
+#   from the second round: when it came at the tenth, the phases that
+#   needed it, one in three in CI, waited 25 s for it);
 # - the per-CPU charge caches, each of which keeps a reference to the last
 #   cgroup charged on its CPU until a charge from another cgroup replaces
 #   it or the CPU goes offline, which the drains at cgroup removal can miss
@@ -126,7 +128,7 @@ settle() {
 		echo 1G > "$PARENT/memory.reclaim" 2>/dev/null
 		sync
 		echo 3 > /proc/sys/vm/drop_caches
-		[ "$i" -eq 10 ] && swapoff /dev/vdb && swapon /dev/vdb
+		[ "$i" -eq 2 ] && swapoff /dev/vdb && swapon /dev/vdb
 		recharge_cpus
 		fsfreeze -f "$DATA_FS" 2>/dev/null && fsfreeze -u "$DATA_FS"
 		sleep 1
