@@ -10,14 +10,16 @@
 # TAP file.
 # usage: run-selftests.sh RESULTS_DIR KSELFTEST_DIR TIMEOUT_SECONDS BIN_DIR
 #        KERNEL_TREE FUZZ_INPUTS STRESS_CYCLES STRESS_SECONDS STRESS_PHASES
-#        [PROGRAM...|none]
+#        BGRECLAIM_TESTS [PROGRAM...|none]
 # STRESS_PHASES: stress.sh's phases, comma-separated, or "default" for
-# its default ones.  "none" for the programs: no kselftest program, only
-# the fuzzer and the stress phases.
+# its default ones.  BGRECLAIM_TESTS: which of test_bgreclaim's tests its
+# plain pass runs, "all" or a set below (with test_bgreclaim named among
+# the PROGRAMs).  "none" for the programs: no kselftest program, only the
+# fuzzer and the stress phases.
 set -u
 results=$1 kselftest=$2 timeout=$3 bin=$4 tree=$5 fuzz_inputs=$6 cycles=$7
-seconds=$8 phases=${9//,/ }
-shift 9
+seconds=$8 phases=${9//,/ } bgreclaim_set=${10}
+shift 10
 [ "$phases" = default ] && phases=
 programs_too=y
 [ "$*" = none ] && programs_too=
@@ -31,16 +33,55 @@ echo "guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /pr
 # for the memcg tests): run them from the ext4 scratch disk, not 9p.
 cp -a "$kselftest" "$SCRATCH/kselftest"
 cd "$SCRATCH/kselftest" || exit 1
+# The MGLRU+zswap pass repeats the tests whose outcome depends on how
+# pages are reclaimed (which LRU, what swap-out costs) or on the lruvecs a
+# run walks.  The others judge the interface, the CPU the cgroup pays, the
+# pool and the queue, none of which the LRU changes, and they took 250 of
+# that pass's 340 seconds on the debug kernel: they run in the plain
+# pass only.
+LRU_TESTS="test_bgr_pagecache test_bgr_anon_swap test_bgr_swap_high
+	test_bgr_socket_pressure test_bgr_ancestor test_bgr_backoff
+	test_bgr_backoff_recovery test_bgr_rmdir_running test_bgr_high_backstop
+	test_bgr_relief test_bgr_one_reclaimer test_bgr_own_protection
+	test_bgr_auto_gap"
+
+# The plain pass of test_bgreclaim: every test, or on a guest of two
+# nodes the ones where the node layout matters (reclaim from per-node
+# lruvecs, the pool spread over every node's CPUs), or on the debug
+# kernel all but four that only measure: CPU shares and give-ups over
+# fixed windows, which KASAN stretches to 19-46 s each (5-19 s on the
+# lean kernel, which judges them) and whose code paths
+# test_bgr_budget, test_bgr_starved_tenant and test_bgr_backoff run.
+case $bgreclaim_set in
+all) bgreclaim_args=() ;;
+# shellcheck disable=SC2206 # one word per test
+numa) bgreclaim_args=($LRU_TESTS test_bgr_pool_bound) ;;
+debug) bgreclaim_args=(-x test_bgr_backoff_narrow -x test_bgr_budget_rate
+	-x test_bgr_cpu_max -x test_bgr_cpu_weight) ;;
+*) echo "run-selftests.sh: no test set $bgreclaim_set"
+	guest_finish "$results" 1; exit 1 ;;
+esac
+# A set applies where test_bgreclaim is named (not on the base, which
+# lacks it), and test_bgreclaim then runs on its own, after the others.
+[[ " $* " == *" test_bgreclaim "* ]] || bgreclaim_args=()
 selection=()
 for prog in "$@"; do
+	[ ${#bgreclaim_args[@]} -gt 0 ] && [ "$prog" = test_bgreclaim ] &&
+		continue
 	selection+=(-t "cgroup:$prog")
 done
 rc=0
 : > "$results/tap.txt"
-if [ -n "$programs_too" ]; then
+# An empty selection would run the whole suite.
+if [ -n "$programs_too" ] && { [ $# -eq 0 ] || [ ${#selection[@]} -gt 0 ]; }; then
 	./run_kselftest.sh --override-timeout "$timeout" "${selection[@]}" \
 		2>&1 | tee "$results/tap.txt"
 	rc=${PIPESTATUS[0]}
+fi
+if [ ${#bgreclaim_args[@]} -gt 0 ]; then
+	(cd cgroup && tap_program test_bgreclaim "$timeout" \
+		./test_bgreclaim "${bgreclaim_args[@]}") |
+		tee -a "$results/tap.txt"
 fi
 # Results are judged from the TAP output; the exit code only tells the
 # host that the script got to the end.
@@ -76,17 +117,6 @@ for prog in test_memcontrol test_kmem; do
 		auto_selection+=(-t "cgroup:$prog")
 	fi
 done
-
-# The MGLRU+zswap pass repeats the tests whose outcome depends on how
-# pages are reclaimed (which LRU, what swap-out costs) or on the lruvecs a
-# run walks.  The others judge the interface, the CPU the cgroup pays, the
-# pool and the queue, none of which the LRU changes, and they took 250 of
-# that pass's 340 seconds on the debug kernel: they run once, above.
-LRU_TESTS="test_bgr_pagecache test_bgr_anon_swap test_bgr_swap_high
-	test_bgr_socket_pressure test_bgr_ancestor test_bgr_backoff
-	test_bgr_backoff_recovery test_bgr_rmdir_running test_bgr_high_backstop
-	test_bgr_relief test_bgr_one_reclaimer test_bgr_own_protection
-	test_bgr_auto_gap"
 
 if [ -x cgroup/test_bgreclaim ]; then
 	if [ -n "$programs_too" ]; then

@@ -49,12 +49,15 @@ class Profile:
     STRESS_PHASES, or its default ones), all in one boot of at most
     TIMEOUT seconds, each program at most TEST_TIMEOUT, on a guest of CPUS
     vCPUs in NUMA_NODES nodes, all run by one host thread with ONE_THREAD
-    (vm.boot())."""
+    (vm.boot()).  BGRECLAIM_TESTS names the set of test_bgreclaim's tests
+    its plain pass runs (guest/run-selftests.sh: all, numa, debug)."""
 
     def __init__(self, programs, fuzz_inputs, stress_cycles, stress_seconds,
                  timeout=SUITE_TIMEOUT, test_timeout=TEST_TIMEOUT,
-                 numa_nodes=1, cpus=2, stress_phases=(), one_thread=False):
+                 numa_nodes=1, cpus=2, stress_phases=(), one_thread=False,
+                 bgreclaim_tests="all"):
         self.programs = programs
+        self.bgreclaim_tests = bgreclaim_tests
         self.one_thread = one_thread
         self.numa_nodes = numa_nodes
         self.cpus = cpus
@@ -86,18 +89,20 @@ PROFILES = {
     # stress phases are for the debug kernel, whose checkers they feed.
     "full": Profile([], 3000, 0, 0),
     # What `make check` runs on the debug kernel within CI's time: the
-    # series' own tests, the memcg tests nearest to it, and the stress
-    # phases.
+    # series' own tests but four that only measure, the memcg tests
+    # nearest to it, and the stress phases.
     "subset": Profile(["test_bgreclaim", "test_memcontrol", "test_core"],
-                      1500, 30, 10),
+                      1500, 30, 10, bgreclaim_tests="debug"),
     # The long run (`make stress`): on the debug kernel the fuzzer takes
     # about 10 minutes (more on a loaded host: 600 s was too tight) and
     # each churn cycle over half a second.
     "stress": Profile(["test_bgreclaim"], 50000, 2000, 60, 4 * 3600,
                       test_timeout=1800),
-    # The series' tests on a guest of two NUMA nodes, one vCPU each, on
-    # the lean kernel: the pool's bound is the machine's, not a node's.
-    "numa": Profile(["test_bgreclaim"], 200, 0, 0, numa_nodes=2),
+    # The series' tests where the node layout matters, on a guest of two
+    # NUMA nodes, one vCPU each, on the lean kernel: the pool's bound is
+    # the machine's, not a node's.
+    "numa": Profile(["test_bgreclaim"], 200, 0, 0, numa_nodes=2,
+                    bgreclaim_tests="numa"),
     # kswapd's helpers beside stock kswapd, and with them off.
     "helpers": _helpers_guest(("kswapd", "helpers-off")),
     # The MGLRU passes kswapd shares with its helpers (`make
@@ -153,7 +158,8 @@ def run_selftests(variant, base=False, profile=PROFILES["full"],
                        str(profile.stress_seconds),
                        # The guest gets its command as one string, where
                        # an empty argument would vanish.
-                       ",".join(profile.stress_phases) or "default"]
+                       ",".join(profile.stress_phases) or "default",
+                       profile.bgreclaim_tests]
                       + programs,
                       timeout=profile.timeout,
                       echo=lambda line: report.line(line) or
