@@ -79,8 +79,9 @@ steal=$(echo "$counters" | awk '$1 == "pgsteal_bgreclaim" { print $2 }')
 [ "${steal:-0}" -gt 0 ] || fail "no pgsteal_bgreclaim in the counters"
 
 # The bpftrace recipe: the wait from queueing to a worker starting, for
-# 3 s instead of until ^C (the worker runs over 50 times a second here).  The test kernels have no BTF, so bpftrace
-# reads the tracepoints' field types (u64) from the kernel's headers.
+# 3 s instead of until ^C (the worker runs over 50 times a second here).
+# The test kernels have no BTF, so bpftrace reads the tracepoints' field
+# types (u64) from the kernel's headers.
 out=$(BPFTRACE_KERNEL_SOURCE=$(cd "$(dirname "$tool")/../.." && pwd) \
 	BPFTRACE_KERNEL_BUILD=$kbuild timeout 300 bpftrace -e '
 	tracepoint:vmscan:mm_vmscan_memcg_bgreclaim_queue { @q[args->cgroup_id] = nsecs; }
