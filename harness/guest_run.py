@@ -277,8 +277,8 @@ def compile_guest_programs():
 
 def run_demo(variant):
     kernel = build.kernel_image(variant)
-    memhog = os.path.join(compile_guest_programs(), "memhog")
+    progs = compile_guest_programs()
     rdir = rundir("demo")
     console = vm.boot(kernel, rdir, [os.path.join(GUEST, "demo.sh"), rdir,
-                                     memhog], timeout=1800)
+                                     progs], timeout=1800)
     return check_guest_log(rdir, console)
