@@ -54,12 +54,13 @@ def summarize(trials):
 
 # --- running -----------------------------------------------------------------
 
-def _boot(scenario, n, base, variants, rounds, variant_cfg, bindir):
-    kernel = build.kernel_name(variant_cfg, base)
-    rdir = guest_run.rundir(f"bench-{scenario.name}-{n}")
+def _boot(base, scenario, n, unpatched, variants, rounds, variant_cfg,
+          bindir):
+    kernel = build.kernel_name(base, variant_cfg, unpatched)
+    rdir = guest_run.rundir(f"bench-{base.name}-{scenario.name}-{n}")
     log(f"{scenario.name}: boot {n} of {len(scenario.boots)} ({kernel}), "
         f"{rounds} rounds of {', '.join(variants)}")
-    console = vm.boot(build.kernel_image(variant_cfg, base), rdir,
+    console = vm.boot(build.kernel_image(base, variant_cfg, unpatched), rdir,
                       [os.path.join(GUEST, "bench", "run.sh"), rdir, bindir,
                        scenario.name, scenario.script, str(rounds),
                        kernel] + variants,
@@ -78,16 +79,16 @@ def _boot(scenario, n, base, variants, rounds, variant_cfg, bindir):
     return trials, problems
 
 
-def run_scenario(scenario, variant_cfg, rounds=None):
-    """Run all boots of a scenario; return (trials, problems)."""
+def run_scenario(base, scenario, variant_cfg, rounds=None):
+    """Run all boots of a scenario on BASE; return (trials, problems)."""
     rounds = rounds or scenario.rounds
-    if any(base for base, _ in scenario.boots):
-        build.build(variant_cfg, base=True)
+    if any(unpatched for unpatched, _ in scenario.boots):
+        build.build(base, variant_cfg, unpatched=True)
     bindir = guest_run.compile_guest_programs()
     trials, problems = [], []
-    for n, (base, variants) in enumerate(scenario.boots, 1):
-        t, p = _boot(scenario, n, base, variants, rounds, variant_cfg,
-                     bindir)
+    for n, (unpatched, variants) in enumerate(scenario.boots, 1):
+        t, p = _boot(base, scenario, n, unpatched, variants, rounds,
+                     variant_cfg, bindir)
         trials += t
         problems += p
     return trials, problems
@@ -115,17 +116,17 @@ def scenario_parameters(name):
     return params
 
 
-def environment(scenario, variant_cfg, seconds):
-    """What a run of SCENARIO on the VARIANT_CFG kernel, which took
-    `seconds` (boots included), ran on and with."""
-    conf = deps.read_base_conf()
-    cfg = os.path.join(build.outdir(variant_cfg), ".config")
+def environment(base, scenario, variant_cfg, seconds):
+    """What a run of SCENARIO on the VARIANT_CFG kernel of BASE, which
+    took `seconds` (boots included), ran on and with."""
+    cfg = os.path.join(build.outdir(base, variant_cfg), ".config")
     with open(cfg, "rb") as f:
         cfg_sha = hashlib.sha256(f.read()).hexdigest()[:16]
-    series = tree.series()
+    series = tree.series(base)
     return [
-        f"base: {conf['package']} {conf['version']}",
-        f"patches: {len(series)} ({', '.join(series) or 'none'})",
+        f"base: {base.label}",
+        f"patches: {len(series)} in {base.series}/ "
+        f"({', '.join(series) or 'none'})",
         f"harness commit: {_git_head()}",
         f"config: {variant_cfg} (configs/ fragments on tinyconfig), "
         f".config sha256 {cfg_sha}",

@@ -4,13 +4,13 @@ leave a kernel that builds, boots and passes its KUnit tests."""
 import os
 
 from . import build, guest_run, splat, tap, tree, vm
-from .common import BUILD, GUEST, TREE, HarnessError, log
+from .common import GUEST, HarnessError, log
 
 NAME = "bisect"
 
 
-def _boot_check(out, variant, label):
-    rdir = guest_run.rundir(f"{NAME}-{variant}")
+def _boot_check(base, out, variant, label):
+    rdir = guest_run.rundir(f"{NAME}-{base.name}-{variant}")
     console = vm.boot(os.path.join(out, build.IMAGE), rdir,
                       [os.path.join(GUEST, "smoke.sh"), rdir], timeout=900)
     problems = guest_run.check_guest_log(rdir, console)
@@ -23,29 +23,29 @@ def _boot_check(out, variant, label):
     return [f"{label}: {p}" for p in problems]
 
 
-def check(variant):
-    """Build and boot base..HEAD one commit at a time in build/linux, then
-    return it to where it was.  Returns the problems found."""
-    if tree.git("status", "--porcelain", "--untracked-files=no"):
-        raise HarnessError("build/linux has uncommitted changes; commit or "
-                           "stash them first")
-    commits = tree.git("rev-list", "--reverse", "base..HEAD").split()
+def check(base, variant):
+    """Build and boot base..HEAD one commit at a time in the base's tree,
+    then return it to where it was.  Returns the problems found."""
+    if tree.git(base, "status", "--porcelain", "--untracked-files=no"):
+        raise HarnessError(f"{base.tree} has uncommitted changes; commit "
+                           "or stash them first")
+    commits = tree.git(base, "rev-list", "--reverse", "base..HEAD").split()
     if not commits:
         raise HarnessError("no commits on top of the base to check")
-    start = tree.git("rev-parse", "--abbrev-ref", "HEAD")
+    start = tree.git(base, "rev-parse", "--abbrev-ref", "HEAD")
     if start == "HEAD":
-        start = tree.git("rev-parse", "HEAD")
-    out = os.path.join(BUILD, "out", f"{NAME}-{variant}")
+        start = tree.git(base, "rev-parse", "HEAD")
+    out = os.path.join(base.out_dir, f"{NAME}-{variant}")
     problems = []
     try:
         for n, sha in enumerate(commits, 1):
-            subject = tree.git("log", "-1", "--format=%s", sha)
+            subject = tree.git(base, "log", "-1", "--format=%s", sha)
             label = f"[{n}/{len(commits)}] {subject}"
             log(f"bisectability {label}")
-            tree.git("checkout", "-q", "--detach", sha, capture=False)
-            build.build_at(TREE, out, variant, with_series=True,
+            tree.git(base, "checkout", "-q", "--detach", sha, capture=False)
+            build.build_at(base, base.tree, out, variant, with_series=True,
                            selftests=False, partial_series=True)
-            problems += _boot_check(out, variant, label)
+            problems += _boot_check(base, out, variant, label)
     finally:
-        tree.git("checkout", "-q", start, capture=False)
+        tree.git(base, "checkout", "-q", start, capture=False)
     return problems

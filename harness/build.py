@@ -1,12 +1,12 @@
-"""Build the kernel image and the cgroup kselftests for a config variant,
-out of tree through ccache: the patched tree in build/out/VARIANT, the
-unpatched base in build/out/base-VARIANT."""
+"""Build the kernel image and the cgroup kselftests of a base for a config
+variant, out of tree through ccache: the patched tree in
+build/BASE/out/VARIANT, the unpatched base in build/BASE/out/base-VARIANT."""
 
 import os
 import time
 
 from . import kconfig, tree
-from .common import BUILD, REPO, TREE, log, run
+from .common import REPO, log, run
 
 JOBS = str((os.cpu_count() or 1) + 1)
 # A fixed build identity keeps init/version.c, and so ccache, stable.
@@ -22,24 +22,26 @@ BUILD_ENV = {
 MAKE_ARGS = ["CC=ccache gcc", "HOSTCC=ccache gcc"]
 
 
-def kernel_name(variant, base=False):
-    """How runs and reports name a kernel: lean, debug, base-lean..."""
-    return f"base-{variant}" if base else variant
+def outdir(base, variant, unpatched=False):
+    return os.path.join(base.out_dir,
+                        f"base-{variant}" if unpatched else variant)
 
 
-def outdir(variant, base=False):
-    return os.path.join(BUILD, "out", kernel_name(variant, base))
+def kernel_name(base, variant, unpatched=False):
+    """How runs and reports name a kernel: its build directory's name
+    after the base's, 7.3-lean, 6.12-base-debug..."""
+    return f"{base.name}-{os.path.basename(outdir(base, variant, unpatched))}"
 
 
 IMAGE = "arch/x86/boot/bzImage"
 
 
-def kernel_image(variant, base=False):
-    return os.path.join(outdir(variant, base), IMAGE)
+def kernel_image(base, variant, unpatched=False):
+    return os.path.join(outdir(base, variant, unpatched), IMAGE)
 
 
-def kselftest_dir(variant, base=False):
-    return os.path.join(outdir(variant, base), "kselftest-install")
+def kselftest_dir(base, variant, unpatched=False):
+    return os.path.join(outdir(base, variant, unpatched), "kselftest-install")
 
 
 def _config_is_current(out, frags):
@@ -56,23 +58,24 @@ def _config_is_current(out, frags):
     return all(os.path.getmtime(p) < made for p in frags)
 
 
-def build(variant, base=False):
+def build(base, variant, unpatched=False):
     """Configure (if needed) and build bzImage plus the cgroup kselftests,
-    from build/linux or, with base, from the unpatched base."""
-    src = tree.ensure_base_worktree() if base else TREE
-    build_at(src, outdir(variant, base), variant,
-             with_series=not base and tree.has_series())
-    return kernel_image(variant, base)
+    from the base's tree or, with unpatched, from the base alone.  An
+    empty series leaves the tree at the base: then no series.config."""
+    src = tree.ensure_unpatched_worktree(base) if unpatched else base.tree
+    build_at(base, src, outdir(base, variant, unpatched), variant,
+             with_series=not unpatched and tree.has_series(base))
+    return kernel_image(base, variant, unpatched)
 
 
-def build_at(src, out, variant, with_series, selftests=True,
+def build_at(base, src, out, variant, with_series, selftests=True,
              partial_series=False):
-    """Build the tree `src` into `out`; the kselftests go to
+    """Build the tree `src` of BASE into `out`; the kselftests go to
     out/kselftest-install.  partial_series: see kconfig.make_config()."""
     os.makedirs(out, exist_ok=True)
-    frags = kconfig.fragment_paths(variant, with_series)
+    frags = kconfig.fragment_paths(base, variant, with_series)
     if partial_series or not _config_is_current(out, frags):
-        kconfig.make_config(src, out, variant, MAKE_ARGS, with_series,
+        kconfig.make_config(base, src, out, variant, MAKE_ARGS, with_series,
                             partial_series)
         with open(os.path.join(out, "harness-fragments"), "w",
                   encoding="utf-8") as f:

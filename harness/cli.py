@@ -6,35 +6,49 @@ import sys
 import time
 import unittest
 
-from . import (baseline, bench, bisect, build, deps, guest_run, kconfig,
-               mutants, tree)
+from . import (baseline, bases, bench, bisect, build, deps, guest_run,
+               kconfig, mutants, tree)
 from .common import REPO, HarnessError, log
 
 
-def _prepare(variant, base=False):
-    deps.ensure_all()
-    tree.ensure_tree(deps.read_base_conf()["tarball"])
-    return build.build(variant, base)
+def _setup(base, refresh=False):
+    """The dependencies, the base's verified source and its kernel tree."""
+    deps.ensure_all(base)
+    tree.ensure_tree(base, refresh)
+
+
+def _prepare(base, variant, unpatched=False):
+    _setup(base)
+    return build.build(base, variant, unpatched)
 
 
 def cmd_setup(args):
-    deps.ensure_all()
-    tree.ensure_tree(deps.read_base_conf()["tarball"], refresh=args.refresh)
+    _setup(bases.get(args.base), refresh=args.refresh)
     return 0
 
 
-def cmd_export(_args):
-    tree.export()
+def cmd_export(args):
+    tree.export(bases.get(args.base))
     return 0
 
 
-def cmd_checkpatch(_args):
-    deps.ensure_all()
-    tree.ensure_tree(deps.read_base_conf()["tarball"])
-    failed = tree.checkpatch()
-    stale = mutants.stale()
-    log(f"mutants that no longer apply: {', '.join(stale) or 'none'}")
-    failed += [f"mutants/{name}.patch" for name in stale]
+def cmd_checkpatch(args):
+    """Every base's series (or --base's), each with its own tree's
+    checkpatch.pl; then whether the mutants still apply to the default
+    base's series."""
+    checked = ([bases.get(args.base)] if args.base
+               else list(bases.load().values()))
+    failed = []
+    for base in checked:
+        _setup(base)
+        failed += tree.checkpatch(base)
+    default = bases.get()
+    # While the default base's series is empty (being ported), the
+    # mutants have no code of it to break.
+    if default in checked and tree.series(default):
+        stale = mutants.stale(default.tree)
+        log(f"mutants that no longer apply: {', '.join(stale) or 'none'}")
+        failed += [f"mutants/{name}.patch" for name in stale]
     if failed:
         log(f"checkpatch failed: {', '.join(failed)}")
         return 1
@@ -42,7 +56,7 @@ def cmd_checkpatch(_args):
 
 
 def cmd_build(args):
-    _prepare(args.variant, args.base)
+    _prepare(bases.get(args.base), args.variant, args.unpatched)
     return 0
 
 
@@ -54,8 +68,9 @@ def cmd_unit(_args):
 
 
 def cmd_demo(args):
-    _prepare(args.variant)
-    problems = guest_run.run_demo(args.variant)
+    base = bases.get(args.base)
+    _prepare(base, args.variant)
+    problems = guest_run.run_demo(base, args.variant)
     for p in problems:
         print(p)
     return 1 if problems else 0
@@ -63,35 +78,37 @@ def cmd_demo(args):
 
 def cmd_selftests(args):
     """Run the suite and compare with the baseline (or rewrite it)."""
+    base = bases.get(args.base)
     want = guest_run.BASELINE_PROFILE.get(args.variant)
-    if args.update_baseline and (not args.base or args.profile != want):
+    if args.update_baseline and (not args.unpatched or args.profile != want):
         raise HarnessError("a baseline records the unpatched base: use "
-                           "--base with --update-baseline, and the profile "
-                           f"make check runs on {args.variant} "
+                           "--unpatched with --update-baseline, and the "
+                           f"profile make check runs on {args.variant} "
                            f"(--profile {want})")
     # Read before the long run, so that a broken manifest stops it.
-    manifest = guest_run.load_manifest(args.profile, args.base)
+    manifest = guest_run.load_manifest(args.profile, args.unpatched)
     if not args.no_build:
-        _prepare(args.variant, args.base)
+        _prepare(base, args.variant, args.unpatched)
     profile = guest_run.PROFILES[args.profile]
     start = time.monotonic()
-    results, plans, notes, problems = guest_run.run_selftests(
-        args.variant, args.base, profile)
+    suite = guest_run.run_selftests(base, args.variant, args.unpatched,
+                                    profile)
     log(f"suite ran in {time.monotonic() - start:.0f}s")
     if args.update_baseline:
-        return _write_baseline(results, problems, args.variant)
-    base = guest_run.load_baseline(args.variant, profile.programs)
-    cmp = baseline.compare(base, results, manifest, plans)
-    text = baseline.report(cmp, notes)
+        return _write_baseline(base, suite, args.variant)
+    expected = guest_run.load_baseline(base, args.variant, profile.programs)
+    cmp = baseline.compare(expected, suite.results, manifest, suite.plans)
+    text = baseline.report(cmp, suite.notes)
     if text:
         print(text)
-    for p in problems:
+    for p in suite.problems:
         print(p)
-    ok = cmp.ok and not problems
-    print(f"cgroup selftests ({build.kernel_name(args.variant, args.base)}, "
+    ok = cmp.ok and not suite.problems
+    print(f"cgroup selftests "
+          f"({build.kernel_name(base, args.variant, args.unpatched)}, "
           f"{args.profile}): "
           f"{'OK' if ok else 'FAILED'}", flush=True)
-    print(guest_run.summary_line(results, cmp), flush=True)
+    print(guest_run.summary_line(suite.results, cmp), flush=True)
     return 0 if ok else 1
 
 
@@ -99,11 +116,13 @@ def cmd_repeat(args):
     """Run some test programs many times in one boot; tally the results."""
     if args.rounds < 1:
         raise HarnessError("--rounds must be at least 1")
+    base = bases.get(args.base)
     if not args.no_build:
-        _prepare(args.variant, args.base)
-    tally, problems = guest_run.run_repeat(args.variant, args.base,
-                                           args.programs, args.rounds)
-    name = build.kernel_name(args.variant, args.base)
+        _prepare(base, args.variant, args.unpatched)
+    tally, problems = guest_run.run_repeat(base, args.variant,
+                                           args.unpatched, args.programs,
+                                           args.rounds)
+    name = build.kernel_name(base, args.variant, args.unpatched)
     print(f"{args.rounds} rounds of {' '.join(args.programs)} on {name}:")
     for test, counts in tally.items():
         text = ", ".join(f"{counts[r]} {r}" for r in ("pass", "fail", "skip")
@@ -116,21 +135,21 @@ def cmd_repeat(args):
 
 def cmd_bisect(args):
     """Build and boot every commit of the series on its own."""
-    deps.ensure_all()
-    tree.ensure_tree(deps.read_base_conf()["tarball"])
-    problems = bisect.check(args.variant)
+    base = bases.get(args.base)
+    _setup(base)
+    problems = bisect.check(base, args.variant)
     for p in problems:
         print(p)
-    print(f"bisectability ({args.variant}): "
+    print(f"bisectability ({base.name}, {args.variant}): "
           f"{'FAILED' if problems else 'OK'}", flush=True)
     return 1 if problems else 0
 
 
 def cmd_mutants(args):
     """Build and test each mutant of mutants/; fail if one is not caught."""
-    deps.ensure_all()
-    tree.ensure_tree(deps.read_base_conf()["tarball"])
-    missed = mutants.check(args.names)
+    base = bases.get(args.base)
+    _setup(base)
+    missed = mutants.check(base, args.names)
     print(f"mutants: {'none' if not missed else ', '.join(missed)} "
           "not caught", flush=True)
     return 1 if missed else 0
@@ -146,10 +165,11 @@ def cmd_bench(args):
                            f"choose from all, {', '.join(bench.SCENARIOS)}")
     if args.rounds is not None and args.rounds < 1:
         raise HarnessError("--rounds must be at least 1")
+    base = bases.get(args.base)
     if args.report_only:
         deps.ensure_venv()    # the plots need matplotlib
     else:
-        _prepare(args.variant)
+        _prepare(base, args.variant)
     failed = False
     for name in names:
         scenario = bench.SCENARIOS[name]
@@ -157,9 +177,9 @@ def cmd_bench(args):
             trials, env, problems = bench.load_run(scenario)
         else:
             started = time.monotonic()
-            trials, problems = bench.run_scenario(scenario, args.variant,
-                                                  args.rounds)
-            env = bench.environment(scenario, args.variant,
+            trials, problems = bench.run_scenario(base, scenario,
+                                                  args.variant, args.rounds)
+            env = bench.environment(base, scenario, args.variant,
                                     time.monotonic() - started)
         if not trials:
             problems.append("no trial produced results")
@@ -173,38 +193,43 @@ def cmd_bench(args):
     return 1 if failed else 0
 
 
-def _write_baseline(results, problems, variant):
-    if problems:
-        for p in problems:
+def _write_baseline(base, suite, variant):
+    if suite.problems:
+        for p in suite.problems:
             print(p)
         log("not writing a baseline from a run with problems")
         return 1
     try:
-        old = guest_run.load_baseline(variant)
+        old = guest_run.load_baseline(base, variant)
     except HarnessError:
         old = {}
     reasons = {n: r for n, (_, r) in old.items()}
     # One run cannot show that a test is no longer flaky.
     results = {n: "flaky" if old.get(n, ("",))[0] == "flaky" else r
-               for n, r in results.items()}
+               for n, r in suite.results.items()}
     # The base cannot run the variants (PROGRAM@auto): keep their entries.
     results.update({n: r for n, (r, _) in old.items() if "@" in n})
-    conf = deps.read_base_conf()
     profile = guest_run.BASELINE_PROFILE[variant]
     header = [
         f"Results of the kselftest cgroup suite ({profile} profile) on the "
         "unpatched base",
-        f"{conf['package']} {conf['version']}, {variant} config, 2 vCPUs,",
+        f"{base.label}, {variant} config, 2 vCPUs,",
         "4 GiB, TCG, cwd on ext4, 1 GiB swap (written by `make baseline`).",
         "Format: test result reason; flaky means seen both passing and",
         "failing.  Reasons and flaky marks are kept across rewrites.",
         "",
     ]
-    path = guest_run.baseline_path(variant)
+    path = guest_run.baseline_path(base, variant)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(baseline.render(results, reasons, header))
     log(f"wrote {path}")
     return 0
+
+
+# --base's help: most commands work on one base, checkpatch on all.
+ONE_BASE = "the kernel base, a [section] of base.conf (default: its default)"
+EVERY_BASE = "only this base's series (default: every base's)"
 
 
 def main(argv=None):
@@ -212,31 +237,37 @@ def main(argv=None):
                                      description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name, func, help_text, variant=False, base=False):
+    def add(name, func, help_text, variant=False, unpatched=False,
+            base=ONE_BASE):
         p = sub.add_parser(name, help=help_text)
         p.set_defaults(func=func)
+        if base:
+            p.add_argument("--base", metavar="VERSION", help=base)
         if variant:
             p.add_argument("--variant", default="lean",
                            choices=sorted(kconfig.VARIANTS))
-        if base:
-            p.add_argument("--base", action="store_true",
+        if unpatched:
+            p.add_argument("--unpatched", action="store_true",
                            help="the unpatched base kernel, built from "
-                           "build/linux-base")
+                           "build/BASE/linux-base")
         return p
 
-    p = add("setup", cmd_setup, "install dependencies, create build/linux")
+    p = add("setup", cmd_setup,
+            "install dependencies, create build/BASE/linux")
     p.add_argument("--refresh", action="store_true",
-                   help="reset build/linux to base + patches/series")
-    add("export", cmd_export, "export build/linux base..HEAD to patches/")
-    add("checkpatch", cmd_checkpatch, "checkpatch.pl --strict every patch")
+                   help="reset build/BASE/linux to the base + its series")
+    add("export", cmd_export,
+        "export build/BASE/linux base..HEAD to the base's series folder")
+    add("checkpatch", cmd_checkpatch, "checkpatch.pl --strict every patch",
+        base=EVERY_BASE)
     add("build", cmd_build, "build bzImage and kselftests", variant=True,
-        base=True)
-    add("unit", cmd_unit, "run the harness unit tests")
+        unpatched=True)
+    add("unit", cmd_unit, "run the harness unit tests", base=None)
     add("demo", cmd_demo, "build, boot and run the demonstration",
         variant=True)
     p = add("selftests", cmd_selftests,
             "run the cgroup kselftests in a VM, compare with the baseline",
-            variant=True, base=True)
+            variant=True, unpatched=True)
     p.add_argument("--update-baseline", action="store_true",
                    help="write the results as the new baseline")
     p.add_argument("--profile", default="full",
@@ -264,7 +295,7 @@ def main(argv=None):
                    help="only these (their rows of the table are updated)")
     p = add("repeat", cmd_repeat,
             "run cgroup kselftest programs many times in one boot",
-            variant=True, base=True)
+            variant=True, unpatched=True)
     p.add_argument("programs", nargs="+", metavar="PROGRAM",
                    help="test programs, run in this order each round")
     p.add_argument("--rounds", type=int, default=5)

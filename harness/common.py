@@ -6,9 +6,6 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(REPO, "build")
-TREE = os.path.join(BUILD, "linux")
-BASE_TREE = os.path.join(BUILD, "linux-base")
-PATCHES = os.path.join(REPO, "patches")
 CONFIGS = os.path.join(REPO, "configs")
 GUEST = os.path.join(REPO, "guest")
 

@@ -1,12 +1,13 @@
-"""Install what the harness needs: Debian packages, the pinned kernel base
+"""Install what the harness needs: Debian packages, a pinned kernel base
 and virtme-ng in a private virtualenv.  Each step is a no-op when satisfied,
 so running it on every command costs well under a second."""
 
+import glob
 import hashlib
 import os
 import subprocess
 
-from .common import BUILD, REPO, HarnessError, log, run
+from .common import BUILD, HarnessError, log, run
 
 # Kernel build, selftest build, guest tools and the VM itself; gawk because
 # test_cpuset_prs.sh runs `awk -e`, which Debian's default mawk lacks; crun
@@ -31,24 +32,9 @@ VENV_BIN = os.path.join(VENV, "bin")
 VNG = os.path.join(VENV_BIN, "vng")
 VENV_PYTHON = os.path.join(VENV_BIN, "python3")
 _VENV_STAMP = os.path.join(VENV, "harness-packages")
-
-
-def read_base_conf(path=os.path.join(REPO, "base.conf")):
-    """Return the pinned base as a dict (package, version, tarball, sha256)."""
-    conf = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            key, sep, value = line.partition("=")
-            if not sep:
-                raise HarnessError(f"{path}: malformed line: {line}")
-            conf[key.strip()] = value.strip()
-    missing = {"package", "version", "tarball", "sha256"} - conf.keys()
-    if missing:
-        raise HarnessError(f"{path}: missing {', '.join(sorted(missing))}")
-    return conf
+# The key the Debian archives sign with, from the host's
+# debian-archive-keyring: the bases' own sources list trusts it alone.
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 
 def _installed_versions(packages):
@@ -63,9 +49,10 @@ def _installed_versions(packages):
     return versions
 
 
-def _apt_get(args):
+def _apt_get(args, cwd=None):
     env = {"DEBIAN_FRONTEND": "noninteractive"}
-    run(["apt-get", "-y", "-q", "-o", "Dpkg::Use-Pty=0"] + args, env=env)
+    run(["apt-get", "-y", "-q", "-o", "Dpkg::Use-Pty=0"] + args, cwd=cwd,
+        env=env)
 
 
 def _apt_install(specs):
@@ -78,14 +65,6 @@ def _apt_install(specs):
         _apt_get(["install", "--no-install-recommends"] + specs)
 
 
-def available_versions(package):
-    """Versions of a package the archive offers, newest first."""
-    res = subprocess.run(["apt-cache", "madison", package], text=True,
-                         capture_output=True)
-    return [line.split("|")[1].strip() for line in res.stdout.splitlines()
-            if line.count("|") >= 2]
-
-
 def sha256_of(path):
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -94,38 +73,89 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def ensure_base(conf):
-    """Install the pinned linux-source package and verify its tarball."""
-    pkg, version = conf["package"], conf["version"]
-    if _installed_versions([pkg]).get(pkg) != version:
-        try:
-            _apt_install([f"{pkg}={version}"])
-        except HarnessError as err:
-            offered = available_versions(pkg)
-            newest = offered[0] if offered else "none"
-            raise HarnessError(
-                f"cannot install the pinned base {pkg}={version}: {err}\n"
-                f"The archive offers: {', '.join(offered) or 'nothing'} "
-                f"(newest 6.12: {newest}). Not building on another version;"
-                f" update base.conf deliberately if the pin must move."
-            ) from None
-    tarball = conf["tarball"]
-    if not os.path.exists(tarball):
-        raise HarnessError(f"{pkg}={version} is installed but {tarball} "
-                           "is missing")
-    stamp = os.path.join(BUILD, "base.sha256-ok")
-    st = os.stat(tarball)
-    token = f"{conf['sha256']} {st.st_size} {st.st_mtime_ns}\n"
-    if os.path.exists(stamp) and open(stamp, encoding="utf-8").read() == token:
-        return tarball
-    log(f"verifying SHA-256 of {tarball}")
-    actual = sha256_of(tarball)
-    if actual != conf["sha256"]:
-        raise HarnessError(f"{tarball}: SHA-256 {actual} does not match "
-                           f"the pinned {conf['sha256']}; refusing to go on")
-    os.makedirs(BUILD, exist_ok=True)
+def _verify(path, pinned):
+    log(f"verifying SHA-256 of {os.path.relpath(path)}")
+    actual = sha256_of(path)
+    if actual != pinned:
+        raise HarnessError(f"{path}: SHA-256 {actual} does not match the "
+                           f"pinned {pinned} (base.conf); refusing to go on")
+
+
+def _private_apt(base):
+    """apt-get options for an apt configuration of the base's own: its
+    archive alone in its sources list, its own package lists and cache,
+    and an empty dpkg status, so that fetching the base changes neither
+    the host's apt sources nor its installed packages."""
+    apt = base.apt_dir
+    for sub in ("lists/partial", "cache/archives/partial"):
+        os.makedirs(os.path.join(apt, sub), exist_ok=True)
+    sources = os.path.join(apt, "sources.list")
+    with open(sources, "w", encoding="utf-8") as f:
+        f.write(f"deb [signed-by={DEBIAN_KEYRING}] {base.archive} "
+                f"{base.suite} {base.component}\n")
+    status = os.path.join(apt, "status")
+    open(status, "w", encoding="utf-8").close()
+    return ["-o", f"Dir::Etc::SourceList={sources}",
+            "-o", "Dir::Etc::SourceParts=/dev/null",
+            "-o", f"Dir::State::Lists={os.path.join(apt, 'lists')}",
+            "-o", f"Dir::Cache={os.path.join(apt, 'cache')}",
+            "-o", f"Dir::State::status={status}"]
+
+
+def _download(base):
+    """The base's pinned .deb in base.source_dir, downloaded unless a
+    complete one is there (apt-get download keeps it).  Run as root,
+    apt warns that its _apt user cannot write there: harmless."""
+    opts = _private_apt(base)
+    os.makedirs(base.source_dir, exist_ok=True)
+    spec = f"{base.package}={base.version}"
+    log(f"fetching {spec} from {base.archive} {base.suite}")
+    _apt_get(opts + ["update"])
+    try:
+        _apt_get(opts + ["download", spec], cwd=base.source_dir)
+    except HarnessError as err:
+        madison = run(["apt-cache"] + opts + ["madison", base.package],
+                      check=False, capture=True, quiet=True).stdout
+        offered = [line.split("|")[1].strip()
+                   for line in madison.splitlines() if line.count("|") >= 2]
+        raise HarnessError(
+            f"cannot download the pinned base {spec}: {err}\n"
+            f"{base.suite} offers: {', '.join(offered) or 'nothing'}. Not "
+            "building on another version; update base.conf deliberately "
+            "if the pin must move.") from None
+    # apt-get download names the file PACKAGE_VERSION_ARCH.deb, with an
+    # epoch's colon as %3a.
+    found = glob.glob(os.path.join(
+        base.source_dir,
+        f"{base.package}_{base.version.replace(':', '%3a')}_*.deb"))
+    if len(found) != 1:
+        raise HarnessError(f"apt-get download left {len(found)} .deb files "
+                           f"of {spec} in {base.source_dir}")
+    return found[0]
+
+
+def ensure_base(base):
+    """The base's pinned source tarball, fetched, checked and unpacked
+    into build/BASE/source; afterwards a stamp file says it was verified,
+    so that later commands do not hash its 150 MB again."""
+    tarball = base.tarball_path
+    stamp = os.path.join(base.build_dir, "tarball.sha256-ok")
+
+    def token():
+        st = os.stat(tarball)
+        return f"{base.tarball_sha256} {st.st_size} {st.st_mtime_ns}\n"
+
+    if os.path.exists(tarball) and os.path.exists(stamp):
+        with open(stamp, encoding="utf-8") as f:
+            if f.read() == token():
+                return tarball
+    deb = _download(base)
+    _verify(deb, base.deb_sha256)
+    log(f"unpacking {os.path.basename(deb)}")
+    run(["dpkg-deb", "-x", deb, base.source_dir])
+    _verify(tarball, base.tarball_sha256)
     with open(stamp, "w", encoding="utf-8") as f:
-        f.write(token)
+        f.write(token())
     return tarball
 
 
@@ -155,8 +185,9 @@ def venv_env():
     return {"PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")}
 
 
-def ensure_all():
-    """Everything the build and the VM need, installed and verified."""
+def ensure_all(base):
+    """Everything the build and the VM need for BASE, installed and
+    verified."""
     ensure_packages()
-    ensure_base(read_base_conf())
+    ensure_base(base)
     ensure_venv()

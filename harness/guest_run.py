@@ -1,12 +1,13 @@
 """Run the cgroup kselftests or the demo in a VM and judge the outcome."""
 
 import os
+from dataclasses import dataclass
 
 from . import baseline, build, splat, tap, tree, vm
-from .common import BUILD, GUEST, REPO, TREE, HarnessError, run
+from .common import BUILD, GUEST, REPO, HarnessError, run
 
-BASELINE_DIR = os.path.join(REPO, "baseline")
-MANIFEST = os.path.join(BASELINE_DIR, "expected.txt")
+# What a kernel with the series must produce, whatever its base.
+MANIFEST = os.path.join(REPO, "baseline", "expected.txt")
 TEST_TIMEOUT = 600          # per test program, in the guest (TCG is slow)
 SUITE_TIMEOUT = 2400        # the whole boot, unless the profile says more
 
@@ -118,27 +119,39 @@ PROFILES = {
 }
 
 
-def run_selftests(variant, base=False, profile=PROFILES["full"],
+@dataclass
+class SuiteRun:
+    """What a selftests run produced: RESULTS, PLANS and NOTES as
+    tap.parse() gives them, and the PROBLEMS that fail it whatever the
+    results."""
+    results: dict
+    plans: dict
+    notes: dict
+    problems: list
+
+
+def run_selftests(base, variant, unpatched=False, profile=PROFILES["full"],
                   outdir=None):
-    """Boot the variant (built in OUTDIR, if not in its own), run the
-    profile; return (results, plans, notes, problems), PLANS and NOTES as
-    tap.parse() gives them."""
+    """Boot the variant of BASE (built in OUTDIR, if not in its own), run
+    the profile; return a SuiteRun."""
     if outdir:
         kernel = os.path.join(outdir, build.IMAGE)
         kselftest = os.path.join(outdir, "kselftest-install")
     else:
-        kernel = build.kernel_image(variant, base)
-        kselftest = build.kselftest_dir(variant, base)
+        kernel = build.kernel_image(base, variant, unpatched)
+        kselftest = build.kselftest_dir(base, variant, unpatched)
     suffix = ("-numa" if profile.numa_nodes > 1 else "") + \
         ("-1thread" if profile.one_thread else "")
-    name = os.path.basename(outdir) if outdir else \
-        build.kernel_name(variant, base)
+    name = f"{base.name}-{os.path.basename(outdir)}" if outdir else \
+        build.kernel_name(base, variant, unpatched)
     rdir = rundir(f"selftests-{name}{suffix}")
-    # The first run of `make baseline` for a variant has no baseline yet.
-    have_baseline = os.path.exists(baseline_path(variant))
-    report = tap.LiveReport(_load_baseline(variant) if have_baseline else {})
+    # The first run of `make baseline` for a base and variant has no
+    # baseline yet.
+    have_baseline = os.path.exists(baseline_path(base, variant))
+    report = tap.LiveReport(_load_baseline(base, variant) if have_baseline
+                            else {})
     programs = profile.programs
-    if base and programs:
+    if unpatched and programs:
         # The base has none of the series' programs (test_bgreclaim).
         installed = os.path.join(kselftest, "cgroup")
         programs = [p for p in programs
@@ -152,7 +165,8 @@ def run_selftests(variant, base=False, profile=PROFILES["full"],
                        kselftest,
                        str(profile.test_timeout),
                        compile_guest_programs(),
-                       tree.ensure_base_worktree() if base else TREE,
+                       tree.ensure_unpatched_worktree(base) if unpatched
+                       else base.tree,
                        str(profile.fuzz_inputs),
                        str(profile.stress_cycles),
                        str(profile.stress_seconds),
@@ -174,18 +188,19 @@ def run_selftests(variant, base=False, profile=PROFILES["full"],
     results.update(tap.parse_kunit(splat.kernel_messages(console), plans))
     if not results:
         problems.append("no test results were produced")
-    return results, plans, notes, problems
+    return SuiteRun(results, plans, notes, problems)
 
 
-def run_repeat(variant, base, programs, rounds):
+def run_repeat(base, variant, unpatched, programs, rounds):
     """Run the cgroup kselftest PROGRAMS in order, ROUNDS times in one
     boot.  Return ({test: {result: count}}, problems)."""
-    kernel = build.kernel_image(variant, base)
-    rdir = rundir(f"repeat-{build.kernel_name(variant, base)}")
+    kernel = build.kernel_image(base, variant, unpatched)
+    rdir = rundir(f"repeat-{build.kernel_name(base, variant, unpatched)}")
     budget = rounds * len(programs) * TEST_TIMEOUT
     console = vm.boot(kernel, rdir,
                       [os.path.join(GUEST, "repeat.sh"), rdir,
-                       build.kselftest_dir(variant, base), str(TEST_TIMEOUT),
+                       build.kselftest_dir(base, variant, unpatched),
+                       str(TEST_TIMEOUT),
                        str(rounds)] + list(programs),
                       timeout=min(budget, SUITE_TIMEOUT * 2))
     problems = check_guest_log(rdir, console)
@@ -206,32 +221,33 @@ def run_repeat(variant, base, programs, rounds):
 BASELINE_PROFILE = {"lean": "full", "debug": "subset"}
 
 
-def baseline_path(variant):
-    """Each kernel variant is judged against the base built the same way:
-    a debug kernel's timing and checks make tests fail that pass on lean."""
+def baseline_path(base, variant):
+    """Each kernel variant is judged against its base built the same way:
+    a debug kernel's timing and checks make tests fail that pass on lean,
+    and each base has tests of its own and failures of its own."""
     suffix = "" if variant == "lean" else f"-{variant}"
-    return os.path.join(BASELINE_DIR, f"cgroup-selftests{suffix}.txt")
+    return os.path.join(base.baseline_dir, f"cgroup-selftests{suffix}.txt")
 
 
-def load_baseline(variant, programs=()):
-    """The variant's baseline, or the part of it about PROGRAMS (all when
-    empty, none when None)."""
-    base = _load_baseline(variant)
+def load_baseline(base, variant, programs=()):
+    """The baseline of the variant on BASE, or the part of it about
+    PROGRAMS (all when empty, none when None)."""
+    entries = _load_baseline(base, variant)
     if programs is None:
         return {}
     if not programs:
-        return base
-    return {name: r for name, r in base.items()
+        return entries
+    return {name: r for name, r in entries.items()
             if tap.plain_name(name.split(":")[0]) in programs}
 
 
-def load_manifest(profile, base=False):
+def load_manifest(profile, unpatched=False):
     """{name: kind} of what a run of PROFILE must produce on
     a kernel with the series (baseline/expected.txt).  The series' tests
     are in no baseline, so without this list one that is not there (never
     built, a failed setup, a config without the KUnit suite) would go
     unnoticed.  The unpatched base produces none of it."""
-    if base:
+    if unpatched:
         return {}
     text = _read(MANIFEST)
     if text is None:
@@ -241,12 +257,12 @@ def load_manifest(profile, base=False):
             if profile in profiles}
 
 
-def _load_baseline(variant):
-    path = baseline_path(variant)
+def _load_baseline(base, variant):
+    path = baseline_path(base, variant)
     text = _read(path)
     if text is None:
         raise HarnessError(f"missing {path}; run `make baseline "
-                           f"VARIANT={variant}` on the unpatched base")
+                           f"BASE={base.name} VARIANT={variant}`")
     return baseline.parse(text)
 
 
@@ -275,10 +291,10 @@ def compile_guest_programs():
     return out
 
 
-def run_demo(variant):
-    kernel = build.kernel_image(variant)
+def run_demo(base, variant):
+    kernel = build.kernel_image(base, variant)
     progs = compile_guest_programs()
-    rdir = rundir("demo")
+    rdir = rundir(f"demo-{build.kernel_name(base, variant)}")
     console = vm.boot(kernel, rdir, [os.path.join(GUEST, "demo.sh"), rdir,
                                      progs], timeout=1800)
     return check_guest_log(rdir, console)

@@ -6,10 +6,13 @@ import re
 
 from .common import CONFIGS, HarnessError, log, run
 
-# Each variant is tinyconfig plus these fragments, in order.
+# Each variant is tinyconfig plus LEAN_FRAGMENT, then the base's own
+# fragment (base.conf's `fragment`: where the bases' Kconfig differ),
+# then the variant's fragments, in order.
+LEAN_FRAGMENT = "lean.config"
 VARIANTS = {
-    "lean": ["lean.config"],
-    "debug": ["lean.config", "debug.config"],
+    "lean": [],
+    "debug": ["debug.config"],
 }
 # Options our patches introduce: merged last, and only onto a tree that has
 # the series applied (on the bare base Kconfig would drop them).
@@ -43,18 +46,20 @@ def unmet_options(requested, actual):
             if actual.get(opt, "n") != want]
 
 
-def fragment_paths(variant, with_series):
+def fragment_paths(base, variant, with_series):
+    """The fragments of the variant's config on BASE, in merge order."""
     if variant not in VARIANTS:
         raise HarnessError(f"unknown config variant {variant!r}; "
                            f"choose one of {', '.join(VARIANTS)}")
-    names = VARIANTS[variant] + ([SERIES_FRAGMENT] if with_series else [])
+    names = ([LEAN_FRAGMENT, base.fragment] + VARIANTS[variant]
+             + ([SERIES_FRAGMENT] if with_series else []))
     return [os.path.join(CONFIGS, name) for name in names]
 
 
-def requested_options(variant, with_series):
+def requested_options(base, variant, with_series):
     """Options the variant's fragments ask for; later fragments win."""
     requested = {}
-    for path in fragment_paths(variant, with_series):
+    for path in fragment_paths(base, variant, with_series):
         with open(path, encoding="utf-8") as f:
             requested.update(parse_config(f.read()))
     return requested
@@ -68,12 +73,13 @@ def defined_symbols(tree):
     return {"CONFIG_" + line.split()[-1] for line in res.stdout.splitlines()}
 
 
-def make_config(tree, out, variant, make_args, with_series,
+def make_config(base, tree, out, variant, make_args, with_series,
                 partial_series=False):
-    """Write out/.config for the variant and verify it.  With
-    partial_series (a commit inside the series), options of the series
-    fragment that the tree does not define yet are not required."""
-    frags = fragment_paths(variant, with_series)
+    """Write out/.config for the variant of BASE, from its kernel tree
+    TREE, and verify it.  With partial_series (a commit inside the
+    series), options of the series fragment that the tree does not define
+    yet are not required."""
+    frags = fragment_paths(base, variant, with_series)
     log(f"configuring {variant}: tinyconfig + "
         f"{' + '.join(os.path.basename(p) for p in frags)}")
     run(["make", "-s", "-C", tree, f"O={out}"] + make_args + ["tinyconfig"])
@@ -83,7 +89,7 @@ def make_config(tree, out, variant, make_args, with_series,
     run(["make", "-s", "-C", tree, f"O={out}"] + make_args + ["olddefconfig"])
     with open(os.path.join(out, ".config"), encoding="utf-8") as f:
         actual = parse_config(f.read())
-    requested = requested_options(variant, with_series)
+    requested = requested_options(base, variant, with_series)
     if partial_series:
         known = defined_symbols(tree)
         requested = {o: v for o, v in requested.items() if o in known}

@@ -1,15 +1,16 @@
 """Mutation testing of the series (`make mutants`, not part of `make
 check`): each patch in mutants/ breaks one promise of the series' kernel
-code.  Apply it to build/linux, build, boot, run the series' tests as a
-profile of `make check` does, take it back, and record which tests caught
-it.  A mutant that no test catches shows a missing test."""
+code, as the default base's series has it.  Apply it to the base's tree,
+build, boot, run the series' tests as a profile of `make check` does, take
+it back, and record which tests caught it.  A mutant that no test catches
+shows a missing test."""
 
 import os
 import re
 import time
 
 from . import baseline, build, guest_run, tree
-from .common import BUILD, REPO, TREE, HarnessError, log, run
+from .common import REPO, HarnessError, log, run
 
 MUTANTS = os.path.join(REPO, "mutants")
 TABLE = os.path.join(MUTANTS, "README.md")
@@ -45,53 +46,59 @@ def load(names=()):
     return found
 
 
-def stale(candidates=None, tree_dir=TREE):
-    """The names of the mutants that no longer apply to the series' tree:
-    a later change moved the code they break, and `make mutants` would
-    fail on them rather than test anything."""
+def stale(tree_dir, candidates=None):
+    """The names of the mutants (all, or CANDIDATES) that no longer apply
+    to the series' tree TREE_DIR: a later change moved the code they
+    break, and `make mutants` would fail on them rather than test
+    anything."""
     return [m.name for m in (load() if candidates is None else candidates)
             if run(["git", "-C", tree_dir, "apply", "--check", m.path],
                    check=False, capture=True, quiet=True).returncode]
 
 
-def catchers(results, plans, problems, profile):
-    """The names of what failed the run: the tests that caught the mutant,
-    or the run's own problems (a splat, a guest that did not finish)."""
+def catchers(base, suite_run, profile):
+    """The names of what failed SUITE_RUN on BASE: the tests that
+    caught the mutant, or the run's own problems (a splat, a guest that
+    did not finish)."""
     manifest = guest_run.load_manifest(profile)
-    base = guest_run.load_baseline("lean", guest_run.PROFILES[profile].programs)
-    cmp = baseline.compare(base, results, manifest, plans)
+    expected = guest_run.load_baseline(
+        base, "lean", guest_run.PROFILES[profile].programs)
+    cmp = baseline.compare(expected, suite_run.results, manifest,
+                           suite_run.plans)
     caught = [name for name, _, _ in cmp.regressions]
     caught += [name for name, _ in cmp.new_failures]
     caught += [f"{name} ({now})" for name, now in cmp.absent]
     caught += [f"{name} (truncated)" for name, _ in cmp.truncated]
-    caught += [f"run: {p.splitlines()[0]}" for p in problems]
+    caught += [f"run: {p.splitlines()[0]}" for p in suite_run.problems]
     # A failed subtest fails its program too: name the subtest.
     programs = {name.split(":")[0] for name in caught if ":" in name}
     return [name for name in caught if name not in programs]
 
 
-def run_one(mutant):
-    """Build and test one mutant; return what caught it."""
-    run(["git", "-C", TREE, "apply", mutant.path], quiet=True)
+def run_one(base, mutant):
+    """Build and test one mutant on BASE; return what caught it."""
+    run(["git", "-C", base.tree, "apply", mutant.path], quiet=True)
     try:
-        out = os.path.join(BUILD, "out", "mutant-lean")
-        build.build_at(TREE, out, "lean", with_series=True)
-        profile = guest_run.PROFILES[mutant.profile]
-        results, plans, _, problems = guest_run.run_selftests(
-            "lean", profile=profile, outdir=out)
+        out = os.path.join(base.out_dir, "mutant-lean")
+        build.build_at(base, base.tree, out, "lean", with_series=True)
+        suite_run = guest_run.run_selftests(
+            base, "lean", profile=guest_run.PROFILES[mutant.profile],
+            outdir=out)
     finally:
-        run(["git", "-C", TREE, "apply", "-R", mutant.path], quiet=True)
-    return catchers(results, plans, problems, mutant.profile)
+        run(["git", "-C", base.tree, "apply", "-R", mutant.path],
+            quiet=True)
+    return catchers(base, suite_run, mutant.profile)
 
 
-def check(names=()):
-    """Run the mutants (all, or those named) and update their rows of the
-    table.  Returns the names of the mutants no test caught."""
-    if tree.git("status", "--porcelain", "--untracked-files=no"):
-        raise HarnessError("build/linux has uncommitted changes; commit or "
-                           "stash them first")
+def check(base, names=()):
+    """Run the mutants (all, or those named) on BASE and update their rows
+    of the table.  Returns the names of the mutants no test caught."""
+    if tree.git(base, "status", "--porcelain", "--untracked-files=no"):
+        raise HarnessError(f"{base.tree} has uncommitted changes; commit "
+                           "or stash them first")
     mutants = load(names)
-    # build/linux's hashes differ between clones; this repository's do not.
+    # The kernel tree's hashes differ between clones; this repository's do
+    # not.
     head = run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                capture=True, quiet=True).stdout.strip()
     rows = read_table()
@@ -99,7 +106,7 @@ def check(names=()):
     for n, mutant in enumerate(mutants, 1):
         log(f"mutant [{n}/{len(mutants)}] {mutant.name}: {mutant.promise}")
         start = time.monotonic()
-        caught = run_one(mutant)
+        caught = run_one(base, mutant)
         log(f"mutant {mutant.name}: "
             + (f"caught by {', '.join(caught)}" if caught else "NOT CAUGHT")
             + f" ({time.monotonic() - start:.0f}s)")
@@ -134,9 +141,10 @@ def write_table(rows):
     lines = [
         "# Mutants",
         "",
-        "Each patch here breaks one promise of the series' kernel code.",
-        "`make mutants` applies each to build/linux, builds the lean kernel,",
-        "runs the series' tests (the profile of `python3 -m harness",
+        "Each patch here breaks one promise of the series' kernel code, as",
+        "the default base's series (patches/) has it.  `make mutants`",
+        "applies each to that base's tree (build/BASE/linux), builds the lean",
+        "kernel, runs the series' tests (the profile of `python3 -m harness",
         "selftests` named in the patch) and takes it back, and this table",
         "says what caught it, on which day and at which commit of this",
         "repository.  A mutant that no test catches shows a missing test.",

@@ -128,9 +128,10 @@ def fmt(x):
 
 
 class Scenario:
-    """boots: list of (base_kernel, variants); every boot runs `rounds`
-    on a VM of `cpus` vCPUs, with clocks that count instructions if
-    `icount` (see vm.boot).  fits: Fit metrics derived from the trials
+    """boots: list of (unpatched, variants), unpatched when the boot is
+    of the unpatched base; every boot runs `rounds` on a VM of `cpus`
+    vCPUs, with clocks that count instructions if `icount` (see
+    vm.boot).  fits: Fit metrics derived from the trials
     when the report is written.  script: the guest script in guest/bench/
     that runs the trials, the name of the .toml that declares the scenario
     (scenarios that differ only in variants or clock share one).

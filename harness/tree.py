@@ -1,5 +1,6 @@
-"""The kernel working tree build/linux: the base as one commit tagged
-`base`, patches/series applied on top with `git am`, one commit per patch."""
+"""Each base's kernel working tree, build/BASE/linux: the base as one
+commit tagged `base`, the base's series (base.conf's `series` folder)
+applied on top with `git am`, one commit per patch."""
 
 import glob
 import os
@@ -8,8 +9,7 @@ import subprocess
 import tempfile
 
 from . import deps
-from .common import (BASE_TREE, BUILD, PATCHES, TREE, HarnessError, log,
-                     output, run)
+from .common import REPO, HarnessError, log, output, run
 
 # Fixed identity and dates make the base commit, and so every exported
 # patch's base, the same on every machine.
@@ -21,20 +21,26 @@ IDENTITY = {
 }
 BASE_DATE = "2025-01-01T00:00:00Z"
 DEBIAN_BLOCK_MARK = "Debian packaging: ignore everything at the top level"
-# The cover letter's text is written by hand in COVER_SOURCE; export
-# writes COVER_LETTER from it with the series' short log and diffstat.
-COVER_SOURCE = os.path.join(PATCHES, "cover-letter.txt")
-COVER_LETTER = os.path.join(PATCHES, "0000-cover-letter.patch")
+# A series with a cover letter (the one to be posted) has its text,
+# written by hand, in COVER_SOURCE; export writes COVER_LETTER from it
+# with the series' short log and diffstat.
+COVER_SOURCE = "cover-letter.txt"
+COVER_LETTER = "0000-cover-letter.patch"
 SUBJECT_MARK = "*** SUBJECT HERE ***"
 BLURB_MARK = "*** BLURB HERE ***"
 
 
-def git(*args, env=None, capture=True):
-    """Run git in the kernel tree."""
-    cmd = ["git", "-C", TREE] + list(args)
+def git(base, *args, env=None, capture=True):
+    """Run git in the base's kernel tree."""
+    cmd = ["git", "-C", base.tree] + list(args)
     if capture:
         return output(cmd)
     return run(cmd, env=env)
+
+
+def _rel(path):
+    """PATH as messages name it: from the repository's top."""
+    return os.path.relpath(path, REPO)
 
 
 def strip_debian_ignore_block(text):
@@ -53,9 +59,9 @@ def strip_debian_ignore_block(text):
     return text
 
 
-def series():
-    """Patch file names listed in patches/series, in order."""
-    path = os.path.join(PATCHES, "series")
+def series(base):
+    """Patch file names the base's series file lists, in order."""
+    path = os.path.join(base.series_dir, "series")
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as f:
@@ -63,9 +69,9 @@ def series():
     return [n for n in names if n and not n.startswith("#")]
 
 
-def has_series():
-    """True when build/linux has commits on top of the base."""
-    return git("rev-list", "--count", "base..HEAD") != "0"
+def has_series(base):
+    """True when the base's tree has commits on top of the base."""
+    return git(base, "rev-list", "--count", "base..HEAD") != "0"
 
 
 def _patch_ids(patch_text):
@@ -76,29 +82,33 @@ def _patch_ids(patch_text):
     return sorted(line.split()[0] for line in res.stdout.splitlines())
 
 
-def _series_text():
+def _series_text(base):
     texts = []
-    for name in series():
-        with open(os.path.join(PATCHES, name), encoding="utf-8") as f:
+    for name in series(base):
+        with open(os.path.join(base.series_dir, name),
+                  encoding="utf-8") as f:
             texts.append(f.read())
     return "".join(texts)
 
 
-def unexported_work():
-    """Describe work in the tree that patches/ does not hold, or ''."""
+def unexported_work(base):
+    """Describe work in the base's tree that its series folder does not
+    hold, or ''."""
     problems = []
-    dirty = git("status", "--porcelain", "--untracked-files=normal")
+    dirty = git(base, "status", "--porcelain", "--untracked-files=normal")
     if dirty:
         problems.append("uncommitted changes:\n" + dirty)
-    tree_ids = _patch_ids(git("format-patch", "--stdout", "base..HEAD"))
-    if tree_ids != _patch_ids(_series_text()):
-        problems.append("commits base..HEAD differ from patches/series "
-                        "(run `make export` first)")
+    tree_ids = _patch_ids(git(base, "format-patch", "--stdout",
+                              "base..HEAD"))
+    if tree_ids != _patch_ids(_series_text(base)):
+        problems.append(f"commits base..HEAD differ from {base.series}/"
+                        "series (run `make export` first)")
     return "\n".join(problems)
 
 
-def _create_base(tarball):
-    staging = os.path.join(BUILD, "linux.new")
+def _create_base(base):
+    tarball = base.tarball_path
+    staging = base.tree + ".new"
     shutil.rmtree(staging, ignore_errors=True)
     os.makedirs(staging)
     log(f"extracting {tarball}")
@@ -124,82 +134,89 @@ def _create_base(tarball):
         env=env)
     run(g + ["tag", "base"])
     run(g + ["checkout", "-q", "-b", "work"])
-    os.rename(staging, TREE)
+    os.rename(staging, base.tree)
 
 
-def apply_series():
-    names = series()
-    log(f"applying {len(names)} patch(es) from patches/series")
+def apply_series(base):
+    names = series(base)
+    log(f"applying {len(names)} patch(es) from {base.series}/series")
     for name in names:
-        path = os.path.join(PATCHES, name)
+        path = os.path.join(base.series_dir, name)
         if not os.path.exists(path):
-            raise HarnessError(f"patches/series names a missing file: {name}")
+            raise HarnessError(f"{base.series}/series names a missing "
+                               f"file: {name}")
         try:
-            run(["git", "-C", TREE, "am", "-q", "--committer-date-is-author-date",
-                 path], env=IDENTITY)
+            git(base, "am", "-q", "--committer-date-is-author-date", path,
+                env=IDENTITY, capture=False)
         except HarnessError:
-            run(["git", "-C", TREE, "am", "--abort"], check=False)
+            run(["git", "-C", base.tree, "am", "--abort"], check=False)
             raise HarnessError(f"patch does not apply: {name}") from None
 
 
-def ensure_tree(tarball, refresh=False):
-    """Create build/linux if absent.  With refresh, reset it to base plus
-    the series, refusing when that would lose unexported work."""
-    if not os.path.isdir(os.path.join(TREE, ".git")):
-        if os.path.exists(TREE):
-            raise HarnessError(f"{TREE} exists but is not a git tree; "
+def ensure_tree(base, refresh=False):
+    """Create the base's tree if absent, from its tarball
+    (deps.ensure_base()).  With refresh, reset it to the base plus the
+    series, refusing when that would lose unexported work."""
+    if not os.path.isdir(os.path.join(base.tree, ".git")):
+        if os.path.exists(base.tree):
+            raise HarnessError(f"{base.tree} exists but is not a git tree; "
                                "move it away")
-        _create_base(tarball)
-        apply_series()
+        _create_base(base)
+        apply_series(base)
         return
     if not refresh:
         return
-    problems = unexported_work()
+    problems = unexported_work(base)
     if problems:
-        raise HarnessError("refusing to refresh build/linux, it holds work "
-                           "not in patches/:\n" + problems)
-    git("checkout", "-q", "-B", "work", "base", capture=False)
-    apply_series()
+        raise HarnessError(f"refusing to refresh {_rel(base.tree)}, it "
+                           f"holds work not in {base.series}/:\n" + problems)
+    git(base, "checkout", "-q", "-B", "work", "base", capture=False)
+    apply_series(base)
 
 
-def ensure_base_worktree():
-    """Check the tag `base` out alone in build/linux-base (a worktree of
-    build/linux), so the unpatched kernel builds beside the patched one."""
-    res = run(["git", "-C", BASE_TREE, "rev-parse", "HEAD", "base"],
+def ensure_unpatched_worktree(base):
+    """Check the tag `base` out alone in the base's unpatched tree (a
+    worktree of its tree), so the unpatched kernel builds beside the
+    patched one."""
+    path = base.unpatched_tree
+    res = run(["git", "-C", path, "rev-parse", "HEAD", "base"],
               check=False, capture=True, quiet=True)
     heads = res.stdout.split() if res.returncode == 0 else []
     if len(heads) == 2 and heads[0] == heads[1]:
-        return BASE_TREE
-    # Missing, or left over from an earlier build/linux: make it afresh.
-    shutil.rmtree(BASE_TREE, ignore_errors=True)
-    git("worktree", "prune", capture=False)
-    log(f"checking the base out in {os.path.relpath(BASE_TREE)}")
-    git("worktree", "add", "-q", "--detach", BASE_TREE, "base",
+        return path
+    # Missing, or left over from an earlier tree: make it afresh.
+    shutil.rmtree(path, ignore_errors=True)
+    git(base, "worktree", "prune", capture=False)
+    log(f"checking the base out in {_rel(path)}")
+    git(base, "worktree", "add", "-q", "--detach", path, "base",
         capture=False)
-    return BASE_TREE
+    return path
 
 
-def export():
-    """Write base..HEAD into patches/ as stable, diffable files."""
-    dirty = git("status", "--porcelain", "--untracked-files=normal")
+def export(base):
+    """Write base..HEAD into the base's series folder as stable, diffable
+    files, and the cover letter where the folder has its text."""
+    dirty = git(base, "status", "--porcelain", "--untracked-files=normal")
     if dirty:
-        raise HarnessError("commit your changes in build/linux first:\n"
-                           + dirty)
-    for old in glob.glob(os.path.join(PATCHES, "*.patch")):
+        raise HarnessError(f"commit your changes in {_rel(base.tree)} "
+                           "first:\n" + dirty)
+    out = base.series_dir
+    for old in glob.glob(os.path.join(out, "*.patch")):
         os.remove(old)
-    os.makedirs(PATCHES, exist_ok=True)
-    names = git("format-patch", "--zero-commit", "--no-signature",
-                "--no-numbered", "--abbrev=12", "-o", PATCHES,
+    os.makedirs(out, exist_ok=True)
+    names = git(base, "format-patch", "--zero-commit", "--no-signature",
+                "--no-numbered", "--abbrev=12", "-o", out,
                 "base..HEAD").splitlines()
     names = [os.path.basename(n) for n in names]
-    with open(os.path.join(PATCHES, "series"), "w", encoding="utf-8") as f:
+    with open(os.path.join(out, "series"), "w", encoding="utf-8") as f:
         f.writelines(n + "\n" for n in names)
-    log(f"exported {len(names)} patch(es) to patches/")
-    if os.path.exists(COVER_SOURCE):
-        with open(COVER_LETTER, "w", encoding="utf-8") as f:
-            f.write(cover_letter())
-        log(f"wrote {os.path.basename(COVER_LETTER)} from "
-            f"{os.path.basename(COVER_SOURCE)}")
+    log(f"exported {len(names)} patch(es) to {base.series}/")
+    # An empty series has nothing for a cover letter to introduce.
+    if names and os.path.exists(os.path.join(out, COVER_SOURCE)):
+        with open(os.path.join(out, COVER_LETTER), "w",
+                  encoding="utf-8") as f:
+            f.write(cover_letter(base))
+        log(f"wrote {COVER_LETTER} from {COVER_SOURCE}")
     return names
 
 
@@ -222,58 +239,61 @@ def fill_cover_letter(generated, source, date):
             + rest.replace(BLURB_MARK, body.rstrip("\n")))
 
 
-def cover_letter():
-    """The series' cover letter: patches/cover-letter.txt with the short
-    log and diffstat of base..HEAD, as `git format-patch --cover-letter`
+def cover_letter(base):
+    """The series' cover letter: its cover-letter.txt with the short log
+    and diffstat of base..HEAD, as `git format-patch --cover-letter`
     writes them, from the identity and date of the series' last commit."""
-    name, email, date = git("log", "-1", "--format=%an%n%ae%n%aD",
+    name, email, date = git(base, "log", "-1", "--format=%an%n%ae%n%aD",
                             "HEAD").splitlines()
     with tempfile.TemporaryDirectory() as out:
-        run(["git", "-C", TREE, "format-patch", "--cover-letter",
+        run(["git", "-C", base.tree, "format-patch", "--cover-letter",
              "--zero-commit", "--no-signature", "--abbrev=12", "-q", "-o",
              out, "base..HEAD"], quiet=True,
             env={"GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email})
-        with open(os.path.join(out, "0000-cover-letter.patch"),
-                  encoding="utf-8") as f:
+        with open(os.path.join(out, COVER_LETTER), encoding="utf-8") as f:
             generated = f.read()
-    with open(COVER_SOURCE, encoding="utf-8") as f:
+    with open(os.path.join(base.series_dir, COVER_SOURCE),
+              encoding="utf-8") as f:
         source = f.read()
     return fill_cover_letter(generated, source, date)
 
 
-def cover_letter_problem():
-    """Why patches/0000-cover-letter.patch is not what export would write
-    now, or None."""
-    if not os.path.exists(COVER_SOURCE):
-        return f"{COVER_SOURCE} is missing"
-    if not os.path.exists(COVER_LETTER):
-        return f"{COVER_LETTER} is missing: run python3 -m harness export"
-    with open(COVER_LETTER, encoding="utf-8") as f:
-        if f.read() != cover_letter():
-            return (f"{COVER_LETTER} differs from what export writes from "
-                    f"{os.path.basename(COVER_SOURCE)} and the series: "
-                    "run python3 -m harness export")
+def cover_letter_problem(base):
+    """Why the series' 0000-cover-letter.patch is not what export would
+    write now, or None."""
+    path = os.path.join(base.series_dir, COVER_LETTER)
+    if not os.path.exists(path):
+        return f"{_rel(path)} is missing: run python3 -m harness export"
+    with open(path, encoding="utf-8") as f:
+        if f.read() != cover_letter(base):
+            return (f"{_rel(path)} differs from what export writes from "
+                    f"{COVER_SOURCE} and the series: run python3 -m "
+                    "harness export")
     return None
 
 
-def checkpatch():
-    """Run checkpatch.pl --strict on every patch; return the failures."""
-    names = series()
+def checkpatch(base):
+    """Run the base's checkpatch.pl --strict on every patch of its
+    series, and check the cover letter where the series has one; return
+    the failures, as paths in the repository."""
+    names = series(base)
     if not names:
-        log("checkpatch: the series is empty, nothing to check")
+        log(f"checkpatch: {base.series}/series is empty, nothing to check")
         return []
     failed = []
-    problem = cover_letter_problem()
-    log(f"cover letter: {problem or 'ok'}")
-    if problem:
-        failed.append(os.path.basename(COVER_LETTER))
+    if os.path.exists(os.path.join(base.series_dir, COVER_SOURCE)):
+        problem = cover_letter_problem(base)
+        log(f"cover letter: {problem or 'ok'}")
+        if problem:
+            failed.append(os.path.join(base.series, COVER_LETTER))
     for name in names:
+        path = os.path.join(base.series, name)
         res = run(["perl", "scripts/checkpatch.pl", "--strict",
-                   os.path.join(PATCHES, name)], cwd=TREE, check=False,
+                   os.path.join(REPO, path)], cwd=base.tree, check=False,
                   quiet=True, capture=True, env=deps.venv_env())
         status = "ok" if res.returncode == 0 else "FAILED"
-        log(f"checkpatch {name}: {status}")
+        log(f"checkpatch {path}: {status}")
         if res.returncode != 0:
             print(res.stdout, res.stderr, flush=True)
-            failed.append(name)
+            failed.append(path)
     return failed

@@ -2,7 +2,7 @@ import os
 import re
 import unittest
 
-from harness import baseline, guest_run, tap
+from harness import baseline, bases, guest_run, tap
 from harness.common import GUEST
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -300,12 +300,13 @@ class ManifestTest(unittest.TestCase):
     """The committed manifest against runs of the full profile made from
     the capture (guest_run.run_selftests() parses a run the same way)."""
 
-    def judge(self, text, kunit=KUNIT, base=False):
+    def judge(self, text, kunit=KUNIT, unpatched=False):
         plans = {}
         results = tap.parse(text, plans)
         results.update(tap.parse_kunit(kunit.splitlines(), plans))
         cmp = baseline.compare(CAPTURE_BASE, results,
-                               guest_run.load_manifest("full", base), plans)
+                               guest_run.load_manifest("full", unpatched),
+                               plans)
         return results, cmp
 
     def failures(self, cmp):
@@ -391,7 +392,7 @@ class ManifestTest(unittest.TestCase):
             "MISSING (the series must produce it): test_kmem@auto"])
 
     def test_base_owes_nothing(self):
-        _, cmp = self.judge(CAPTURE, kunit="", base=True)
+        _, cmp = self.judge(CAPTURE, kunit="", unpatched=True)
         self.assertTrue(cmp.ok, baseline.report(cmp))
 
     def test_profiles(self):
@@ -410,8 +411,9 @@ class ManifestTest(unittest.TestCase):
         # Its guest runs the stress phases alone: the programs' baseline
         # entries must not be owed there, the named phases must.
         self.assertIsNone(guest_run.PROFILES["helpers"].programs)
-        self.assertEqual(guest_run.load_baseline("lean", None), {})
-        self.assertTrue(guest_run.load_baseline("lean", ["test_core"]))
+        base = bases.get("6.12")
+        self.assertEqual(guest_run.load_baseline(base, "lean", None), {})
+        self.assertTrue(guest_run.load_baseline(base, "lean", ["test_core"]))
         helpers = guest_run.load_manifest("helpers")
         self.assertIn("stress-kswapd", helpers)
         self.assertNotIn("stress-kswapd-target", helpers)

@@ -3,7 +3,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import mutants
+from harness import bases, guest_run, mutants
 from harness.common import HarnessError
 
 DIFF = """diff --git a/mm/x.c b/mm/x.c
@@ -68,17 +68,23 @@ class TableTest(unittest.TestCase):
 
 
 class CatchersTest(unittest.TestCase):
+    # The base with a baseline committed.
+    BASE = bases.get("6.12")
+
+    def catchers(self, results, problems=()):
+        return mutants.catchers(
+            self.BASE, guest_run.SuiteRun(results, {}, {}, list(problems)),
+            "mutant")
+
     def test_subtest_named_not_its_program(self):
-        results = {"test_bgreclaim": "fail",
-                   "test_bgreclaim:test_bgr_budget": "fail",
-                   "test_bgreclaim:test_bgr_grammar": "pass"}
-        caught = mutants.catchers(results, {}, [], "mutant")
+        caught = self.catchers({"test_bgreclaim": "fail",
+                                "test_bgreclaim:test_bgr_budget": "fail",
+                                "test_bgreclaim:test_bgr_grammar": "pass"})
         self.assertIn("test_bgreclaim:test_bgr_budget", caught)
         self.assertNotIn("test_bgreclaim", caught)
 
     def test_problems_count(self):
-        caught = mutants.catchers({}, {}, ["the guest did not finish\nmore"],
-                                  "mutant")
+        caught = self.catchers({}, ["the guest did not finish\nmore"])
         self.assertIn("run: the guest did not finish", caught)
 
 
@@ -103,10 +109,10 @@ class StaleTest(unittest.TestCase):
         with open(self.source, "w") as f:
             f.write("a\n")
         m = self.mutant()
-        self.assertEqual([], mutants.stale([m], self.dir))
+        self.assertEqual([], mutants.stale(self.dir, [m]))
 
     def test_moved_code_is_stale(self):
         with open(self.source, "w") as f:
             f.write("c\n")
         m = self.mutant()
-        self.assertEqual([m.name], mutants.stale([m], self.dir))
+        self.assertEqual([m.name], mutants.stale(self.dir, [m]))
