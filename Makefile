@@ -6,15 +6,17 @@ VARIANT ?= lean
 # The kernel base, a section of base.conf (7.3, 6.12); empty: its default.
 BASE ?=
 ON_BASE = $(if $(BASE),--base $(BASE))
+# The base whose series is the backport that `make check` tests too.
+BACKPORT ?= 6.12
 
 .PHONY: demo check unit setup refresh export checkpatch kernel selftests \
 	baseline bisect bench selftests-debug selftests-numa selftests-helpers \
-	selftests-kswapd-target stress mutants
+	selftests-kswapd-target selftests-backport stress mutants
 
 demo:                  ## build the patched kernel, boot it, run the demo
 	$(HARNESS) demo $(ON_BASE) --variant $(VARIANT)
 
-check: unit checkpatch selftests selftests-numa selftests-helpers selftests-debug   ## everything CI runs
+check: unit checkpatch selftests selftests-numa selftests-helpers selftests-debug selftests-backport   ## everything CI runs
 
 unit:                  ## harness unit tests (no kernel needed)
 	$(HARNESS) unit
@@ -48,6 +50,9 @@ selftests-helpers:     ## kswapd's helpers: stress phases in a guest of two node
 
 selftests-kswapd-target: ## MGLRU passes kswapd shares with its helpers (not in check: it mostly skips on a slow host)
 	$(HARNESS) selftests $(ON_BASE) --variant lean --profile kswapd-target
+
+selftests-backport:    ## the backport's lean kernel: series tests, test_memcontrol (and @auto), KUnit, fuzz
+	$(HARNESS) selftests --base $(BACKPORT) --variant lean --profile backport
 
 stress:                ## the long race/fuzz run on the debug kernel (more than an hour under TCG)
 	$(HARNESS) selftests $(ON_BASE) --variant debug --profile stress

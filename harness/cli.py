@@ -273,7 +273,8 @@ def main(argv=None):
     p.add_argument("--profile", default="full",
                    choices=list(guest_run.PROFILES),
                    help="full: the whole suite; subset: what make check "
-                   "runs on the debug kernel; stress: the long run")
+                   "runs on the debug kernel; backport: what it runs on "
+                   "the backport; stress: the long run")
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel already built")
     p = add("bench", cmd_bench, "run benchmark scenarios, write results/",

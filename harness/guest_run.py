@@ -116,6 +116,12 @@ PROFILES = {
     # What `make mutants` runs on a mutant whose patch names no profile:
     # the series' tests on the lean kernel, without the rest of the suite.
     "mutant": Profile(["test_bgreclaim"], 300, 0, 0),
+    # What `make check` runs on the backport's lean kernel: the series'
+    # own tests, the memory controller's beside them (with their @auto
+    # pass), the KUnit suites and the fuzzer.  The rest of the suite, the
+    # other guests and the debug kernel run on the default base only, to
+    # keep CI within its time.
+    "backport": Profile(["test_bgreclaim", "test_memcontrol"], 300, 0, 0),
 }
 
 

@@ -431,6 +431,19 @@ class ManifestTest(unittest.TestCase):
             sorted(f"stress-{p}" for p in phases.split()))
 
 
+class BackportProfileTest(unittest.TestCase):
+    def test_what_it_owes(self):
+        # What run-selftests.sh produces with test_bgreclaim and
+        # test_memcontrol named, no stress, and the KUnit suites at boot.
+        self.assertEqual(sorted(guest_run.load_manifest("backport")), [
+            "fuzz-wmarks", "kunit:memcg_bgreclaim", "kunit:sched_cgroup_ctx",
+            "test_bgreclaim", "test_bgreclaim-mglru-zswap",
+            "test_memcontrol@auto"])
+        self.assertEqual(guest_run.PROFILES["backport"].programs,
+                         ["test_bgreclaim", "test_memcontrol"])
+        self.assertEqual(guest_run.PROFILES["backport"].stress_cycles, 0)
+
+
 class ParseManifestTest(unittest.TestCase):
     PROFILES = ("full", "subset")
 
