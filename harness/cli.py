@@ -104,9 +104,12 @@ def cmd_selftests(args):
     for p in suite.problems:
         print(p)
     ok = cmp.ok and not suite.problems
+    # The release the guest reported, not the one meant to boot: a stale
+    # or mistaken image shows here.
     print(f"cgroup selftests "
           f"({build.kernel_name(base, args.variant, args.unpatched)}, "
-          f"{args.profile}): "
+          f"{args.profile}, guest kernel "
+          f"{suite.guest_kernel or 'unknown'}): "
           f"{'OK' if ok else 'FAILED'}", flush=True)
     print(guest_run.summary_line(suite.results, cmp), flush=True)
     return 0 if ok else 1
@@ -223,7 +226,7 @@ def _write_baseline(base, suite, variant):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(baseline.render(results, reasons, header))
-    log(f"wrote {path}")
+    log(f"wrote {path} (guest kernel {suite.guest_kernel or 'unknown'})")
     return 0
 
 

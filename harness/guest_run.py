@@ -1,6 +1,7 @@
 """Run the cgroup kselftests or the demo in a VM and judge the outcome."""
 
 import os
+import re
 from dataclasses import dataclass
 
 from . import baseline, build, splat, tap, tree, vm
@@ -128,12 +129,24 @@ PROFILES = {
 @dataclass
 class SuiteRun:
     """What a selftests run produced: RESULTS, PLANS and NOTES as
-    tap.parse() gives them, and the PROBLEMS that fail it whatever the
-    results."""
+    tap.parse() gives them, the PROBLEMS that fail it whatever the
+    results, and the kernel release the guest reported (None if it never
+    got to say)."""
     results: dict
     plans: dict
     notes: dict
     problems: list
+    guest_kernel: str | None
+
+
+# run-selftests.sh's first line: "guest: $(uname -r), N CPUs, ...".
+_GUEST_KERNEL = re.compile(r"^guest: ([^\s,]+),", re.M)
+
+
+def guest_kernel(console):
+    """The kernel release the guest reported on its console, or None."""
+    found = _GUEST_KERNEL.search(console)
+    return found and found.group(1)
 
 
 def run_selftests(base, variant, unpatched=False, profile=PROFILES["full"],
@@ -194,7 +207,7 @@ def run_selftests(base, variant, unpatched=False, profile=PROFILES["full"],
     results.update(tap.parse_kunit(splat.kernel_messages(console), plans))
     if not results:
         problems.append("no test results were produced")
-    return SuiteRun(results, plans, notes, problems)
+    return SuiteRun(results, plans, notes, problems, guest_kernel(console))
 
 
 def run_repeat(base, variant, unpatched, programs, rounds):

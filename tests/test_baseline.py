@@ -444,6 +444,17 @@ class BackportProfileTest(unittest.TestCase):
         self.assertEqual(guest_run.PROFILES["backport"].stress_cycles, 0)
 
 
+class GuestKernelTest(unittest.TestCase):
+    def test_release_from_the_console(self):
+        with open(os.path.join(DATA, "console-clean.log"),
+                  encoding="utf-8") as f:
+            self.assertEqual(guest_run.guest_kernel(f.read()), "6.12.117+")
+
+    def test_none_when_the_guest_never_said(self):
+        self.assertIsNone(guest_run.guest_kernel("[ 0.0] Linux version x\n"
+                                                 "guest:\n"))
+
+
 class ParseManifestTest(unittest.TestCase):
     PROFILES = ("full", "subset")
 

@@ -73,8 +73,8 @@ class CatchersTest(unittest.TestCase):
 
     def catchers(self, results, problems=()):
         return mutants.catchers(
-            self.BASE, guest_run.SuiteRun(results, {}, {}, list(problems)),
-            "mutant")
+            self.BASE, guest_run.SuiteRun(results, {}, {}, list(problems),
+                                          "6.12.117+"), "mutant")
 
     def test_subtest_named_not_its_program(self):
         caught = self.catchers({"test_bgreclaim": "fail",
