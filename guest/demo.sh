@@ -5,10 +5,9 @@
 # its CPU controller; sampled once a second, then compared side by side.
 # The first, a reader at a steady rate that leaves CPU idle, is the case
 # background reclaim is for.  The second, eight allocators that keep every
-# CPU busy, is the case where the worker, at nice 19 inside the cgroup,
-# gives way to the tasks and can only show that it does no harm; it also
-# runs with auto under an administrator's cap of a tenth of a CPU
-# (memory.reclaim_wmarks.budget).
+# CPU busy, is the case where the worker, one more task of the cgroup,
+# takes its CPU from the tasks it relieves; it also runs with auto under
+# an administrator's cap of a tenth of a CPU (memory.reclaim_wmarks.budget).
 # usage: demo.sh RESULTS_DIR PROGRAMS_DIR
 set -u
 results=$1 progs=$2
