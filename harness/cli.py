@@ -301,7 +301,9 @@ def main(argv=None):
             "run cgroup kselftest programs many times in one boot",
             variant=True, unpatched=True)
     p.add_argument("programs", nargs="+", metavar="PROGRAM",
-                   help="test programs, run in this order each round")
+                   help="test programs, run in this order each round; "
+                   "PROGRAM:TEST,TEST runs only those tests of a program "
+                   "that takes test names (test_bgreclaim)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel already built")
