@@ -6,8 +6,7 @@
 # The first, a reader at a steady rate that leaves CPU idle, is the case
 # background reclaim is for.  The second, eight allocators that keep every
 # CPU busy, is the case where the worker, one more task of the cgroup,
-# takes its CPU from the tasks it relieves; it also runs with auto under
-# an administrator's cap of a tenth of a CPU (memory.reclaim_wmarks.budget).
+# takes its CPU from the tasks it relieves.
 # usage: demo.sh RESULTS_DIR PROGRAMS_DIR
 set -u
 results=$1 progs=$2
@@ -78,22 +77,21 @@ latencies() {
 		     print "latency_max_ms", max}'
 }
 
-# run_case NAME WORKLOAD WMARKS [BUDGET]: run WORKLOAD (readers or
+# run_case NAME WORKLOAD WMARKS: run WORKLOAD (readers or
 # allocators) in cgroup NAME, leave its figures in $SCRATCH/NAME.summary
 # as "key value" lines.
 run_case() {
-	local name=$1 workload=$2 wmarks=$3 budget=${4:-} cg=/sys/fs/cgroup/$1
+	local name=$1 workload=$2 wmarks=$3 cg=/sys/fs/cgroup/$1
 	local t=0 start end what
 	mkdir -p "$cg"
 	echo "$HIGH" > "$cg/memory.high"
 	[ "$wmarks" = - ] || echo "$wmarks" > "$cg/memory.reclaim_wmarks"
-	[ -z "$budget" ] || echo "$budget" > "$cg/memory.reclaim_wmarks.budget"
 	case $workload in
 	readers) what="a reader of a ${READ_MIB} MiB file at $READ_RATE MiB/s" ;;
 	allocators) what="$NPROC processes x ${MIB_EACH} MiB x $PASSES passes" ;;
 	esac
 	echo "demo: cgroup $name: memory.high=$HIGH," \
-		"memory.reclaim_wmarks=$wmarks${budget:+, memory.reclaim_wmarks.budget=$budget}," \
+		"memory.reclaim_wmarks=$wmarks," \
 		"$what, swap on zswap"
 	start=$(date +%s.%N)
 	"start_$workload" "$cg" "$name"
@@ -113,7 +111,7 @@ run_case() {
 		for k in pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd \
 			pgscan_bgreclaim pgsteal_bgreclaim bgreclaim_runs \
 			bgreclaim_giveups bgreclaim_cpu_usec \
-			bgreclaim_budget_exhausted; do
+			bgreclaim_throttled; do
 			echo "$k $(stat_of "$cg" "$k")"
 		done
 		echo "psi_some_us $(psi_total "$cg" some)"
@@ -142,9 +140,7 @@ side_by_side() {
 guest_setup || { guest_finish "$results" 1; exit 1; }
 echo Y > /sys/module/zswap/parameters/enabled 2>/dev/null
 mkdir -p /sys/fs/cgroup/probe
-if [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks.budget ]; then
-	cases="off auto capped"
-elif [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks ]; then
+if [ -e /sys/fs/cgroup/probe/memory.reclaim_wmarks ]; then
 	cases="off auto"
 else
 	cases=off
@@ -167,7 +163,6 @@ for c in $cases; do
 	case $c in
 	off) run_case off allocators - ;;
 	auto) run_case auto allocators auto ;;
-	capped) run_case capped allocators auto "10000 100000" ;;
 	esac
 done
 

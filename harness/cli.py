@@ -1,13 +1,14 @@
 """Command line of the harness: python3 -m harness COMMAND."""
 
 import argparse
+import json
 import os
 import sys
 import time
 import unittest
 
 from . import (baseline, bases, bench, bisect, build, deps, guest_run,
-               kconfig, mutants, tree)
+               kconfig, mutants, stalls, tree)
 from .common import REPO, HarnessError, log
 
 
@@ -113,6 +114,20 @@ def cmd_selftests(args):
           f"{'OK' if ok else 'FAILED'}", flush=True)
     print(guest_run.summary_line(suite.results, cmp), flush=True)
     return 0 if ok else 1
+
+
+def cmd_stalls(args):
+    """What the slow requests of a traced service run waited for."""
+    if not os.path.isfile(os.path.join(args.rundir, "trials.jsonl")):
+        raise HarnessError(f"{args.rundir}: no trials.jsonl; give the run "
+                           "directory of `bench service-trace` "
+                           "(build/runs/bench-BASE-service-trace-N)")
+    reports = stalls.report(args.rundir, args.rate, args.threshold_ms)
+    if not reports:
+        raise HarnessError(f"{args.rundir}: no traced trial")
+    print(json.dumps(reports, indent=1) if args.json
+          else stalls.render(reports))
+    return 0
 
 
 def cmd_repeat(args):
@@ -307,6 +322,16 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel already built")
+    p = add("stalls", cmd_stalls,
+            "attribute the slow requests of a traced service run",
+            base=None)
+    p.add_argument("rundir", metavar="RUNDIR",
+                   help="build/runs/bench-BASE-service-trace-N")
+    p.add_argument("--rate", type=float, default=500,
+                   help="the client's requests a second (SERVICE_RATE)")
+    p.add_argument("--threshold-ms", type=float, default=50,
+                   help="a request slower than this is slow")
+    p.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -97,7 +97,7 @@ def pool_figures(events, final_pages, low_pages):
     A cgroup's excess is what it charged beyond the low watermark: its
     usage at the end plus what the workers reclaimed, less the watermark
     (the scenario leaves the workers the only reclaimers).  Usage seen in
-    the trace is no measure of it: a worker paused by its CPU budget
+    the trace is no measure of it: a worker paused by its cgroup's cpu.max
     resumes while the cgroup still fills, so the trace sees some cgroups
     near their peak and others never above the high watermark."""
     first_queue, first_begin, reclaimed, served = {}, {}, {}, {}

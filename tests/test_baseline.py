@@ -232,7 +232,7 @@ class TransitionTest(unittest.TestCase):
 BGR_CASES = ["test_bgr_grammar", "test_bgr_effective", "test_bgr_inherit",
              "test_bgr_pagecache", "test_bgr_anon_swap", "test_bgr_ancestor",
              "test_bgr_backoff", "test_bgr_rmdir_pending",
-             "test_bgr_high_backstop", "test_bgr_budget",
+             "test_bgr_high_backstop", "test_bgr_cpu_max",
              "test_bgr_delegation"]
 
 

@@ -118,14 +118,14 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(figs["max_concurrent_runs"], 1)
 
     def test_excess_is_what_the_cgroup_charged_not_what_the_trace_saw(self):
-        # Cgroup 7's worker pauses for its budget while the cgroup fills,
+        # Cgroup 7's worker pauses for its cpu.max while the cgroup fills,
         # so the trace never sees it above 2100 pages: it still reclaimed
         # exactly its excess, as 8 did.
         text = TRACE.replace(
             "10.300000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=7 "
             "nr_reclaimed=1362 usage=1638",
             "10.300000: mm_vmscan_memcg_bgreclaim_end: cgroup_id=7 "
-            "nr_reclaimed=400 usage=1700 cpu_ns=1 duration_ns=1 stop=budget"
+            "nr_reclaimed=400 usage=1700 cpu_ns=1 duration_ns=1 stop=throttled"
             "\n k-1 [000] ..... 10.310000: mm_vmscan_memcg_bgreclaim_queue: "
             "cgroup_id=7 usage=2100 delay_ms=90"
             "\n k-1 [000] ..... 10.500000: mm_vmscan_memcg_bgreclaim_begin: "
@@ -137,7 +137,7 @@ class TraceTest(unittest.TestCase):
         figs = trial_data.pool_figures(events, {"7": 1638, "8": 1638}, 1638)
         self.assertAlmostEqual(figs["jain_index"], 1.0, places=6)
         self.assertEqual(figs["cgroups_served"], 2)
-        # Paused, not served, if the budget's end is the last event.
+        # Paused, not served, if the throttled end is the last event.
         paused = [e for e in events if e[0] not in (10.31, 10.5, 10.6)]
         figs = trial_data.pool_figures(paused, {"7": 1700, "8": 1638}, 1638)
         self.assertEqual(figs["cgroups_served"], 1)

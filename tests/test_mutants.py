@@ -78,9 +78,9 @@ class CatchersTest(unittest.TestCase):
 
     def test_subtest_named_not_its_program(self):
         caught = self.catchers({"test_bgreclaim": "fail",
-                                "test_bgreclaim:test_bgr_budget": "fail",
+                                "test_bgreclaim:test_bgr_cpu_max": "fail",
                                 "test_bgreclaim:test_bgr_grammar": "pass"})
-        self.assertIn("test_bgreclaim:test_bgr_budget", caught)
+        self.assertIn("test_bgreclaim:test_bgr_cpu_max", caught)
         self.assertNotIn("test_bgreclaim", caught)
 
     def test_problems_count(self):

@@ -1,8 +1,8 @@
 # Watermark gap at a steady allocation rate: one reader streams a file
 # three times larger than memory.max at fixed rates (pacedread), from
-# well below to close to what the worker reclaims within its default CPU
-# budget, with the gap between memory.max and the high watermark, and
-# between the watermarks, at 1/64, 1/32 (auto) and 1/16 of the limit.
+# well below to close to what the worker reclaims, with the gap between
+# memory.max and the high watermark, and between the watermarks, at 1/64,
+# 1/32 (auto) and 1/16 of the limit.
 # Variants are VARIANT@MIB_PER_S, for example auto@48.
 
 GAP_PACED_MAX=$((128 << 20))

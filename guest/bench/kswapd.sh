@@ -8,17 +8,15 @@
 #   pool-N+mixed  one such reader as a memory hog in one cgroup, and one
 #                 CPU-bound task that allocates nothing in another, for
 #                 KSWAPD_MIXED_SECONDS;
-#   pool-N+mixed+budget
+#   pool-N+mixed+worker
 #                 the same, with background reclaim on the hog's cgroup
 #                 (KSWAPD_HOG_WMARKS under a memory.max the node runs out
-#                 of first) under a CPU budget of 10% of one CPU (the
-#                 default before 0011): its own worker and kswapd's
-#                 helpers share that budget;
+#                 of first): its own worker beside kswapd's helpers;
 #   pool-N+mglru  pool-N with MGLRU on (the others run with it off).
 # kswapd's helpers are allowed (memcg_bgreclaim.kswapd_helpers) and take
 # only cgroups with background reclaim on, so the readers' and the hog's
 # cgroups have "auto" watermarks and no limit: they opt in, and have no
-# worker of their own but in +budget, so the pool's only work is kswapd's.
+# worker of their own but in +worker, so the pool's only work is kswapd's.
 # The scenarios kswapd and kswapd-icount run the streaming variants,
 # kswapd-mixed and kswapd-mixed-icount the +mixed ones (more rounds); the
 # -icount ones on an instruction clock (kswapd.toml).
@@ -35,7 +33,12 @@ HELPERS=/sys/module/memcg_bgreclaim/parameters/kswapd_helpers
 LRU_GEN=/sys/kernel/mm/lru_gen/enabled
 PIN_PID=
 
-vmstat_of() { awk -v k="$1" '$1 == k {print $2; f = 1} END {if (!f) print 0}' /proc/vmstat; }
+# A machine-wide counter: from /proc/vmstat, or, for bgreclaim_cpu_usec,
+# which only the memory controller keeps, from the root's memory.stat.
+vmstat_of() {
+	awk -v k="$1" '$1 == k {print $2; f = 1; exit} END {if (!f) print 0}' \
+		/proc/vmstat /sys/fs/cgroup/memory.stat
+}
 
 # CPU time of the node's kswapd so far, in clock ticks.
 kswapd_ticks() {
@@ -147,10 +150,10 @@ efficiency() {
 }
 
 trial() {
-	local variant=$1 bound mixed= budget= lru_gen=n cpu0 start wall i
+	local variant=$1 bound mixed= worker= lru_gen=n cpu0 start wall i
 	bound=${variant#pool-}
 	case $bound in
-	*+mixed+budget) bound=${bound%+mixed+budget}; mixed=1; budget=1 ;;
+	*+mixed+worker) bound=${bound%+mixed+worker}; mixed=1; worker=1 ;;
 	*+mixed) bound=${bound%+mixed}; mixed=1 ;;
 	*+mglru) bound=${bound%+mglru}; lru_gen=y ;;
 	esac
@@ -180,11 +183,9 @@ trial() {
 	else
 		mkdir "$BENCH_CG/hog" "$BENCH_CG/cpu" &&
 			echo auto > "$BENCH_CG/hog/memory.reclaim_wmarks" || return 1
-		if [ -n "$budget" ]; then
-			# The default budget before 0011 made it; now a cap.
+		if [ -n "$worker" ]; then
 			echo 1G > "$BENCH_CG/hog/memory.max" &&
-				echo "$KSWAPD_HOG_WMARKS" > "$BENCH_CG/hog/memory.reclaim_wmarks" &&
-				echo "10000 100000" > "$BENCH_CG/hog/memory.reclaim_wmarks.budget" ||
+				echo "$KSWAPD_HOG_WMARKS" > "$BENCH_CG/hog/memory.reclaim_wmarks" ||
 				return 1
 		fi
 		rm -f "$SCRATCH/hog.passes"
@@ -211,7 +212,6 @@ trial() {
 		echo "spin_cpu_share $(echo "$(cpu_stat_of "$BENCH_CG/cpu" usage_usec) / ($KSWAPD_MIXED_SECONDS * 1000000)" | bc -l)"
 		echo "mib_per_s $(echo "$read_mib / $wall" | bc -l)"
 		echo "hog_bgreclaim_cpu_pct $(echo "$(stat_of "$BENCH_CG/hog" bgreclaim_cpu_usec) / ($wall * 10000)" | bc -l)"
-		echo "hog_budget_exhausted $(stat_of "$BENCH_CG/hog" bgreclaim_budget_exhausted)"
 	fi
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
 	node_counters

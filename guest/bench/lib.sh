@@ -42,9 +42,6 @@ auto_gap() {
 # VARIANT: "off", "userspace" (starts psi-reclaimer, PID in RECLAIMER_PID),
 # "auto", or "pct-H-L" for "high=H% low=L%" (no spaces: variant names
 # travel on the guest's command line), each with optional suffixes:
-#   +budget  the cgroup's background reclaim capped at 10% of one CPU
-#            (memory.reclaim_wmarks.budget 10000 100000), the default
-#            before the cgroup paid for it (patch 0006);
 #   +cpumax  the cgroup limited to VARIANT_CPU_MAX of one CPU (cpu.max),
 #            its tasks and its worker together.
 VARIANT_CPU_MAX="25000 100000"
@@ -54,10 +51,6 @@ set_variant() {
 	RECLAIMER_PID=
 	for opt in $(echo "${2#"$variant"}" | tr + ' '); do
 		case $opt in
-		budget)
-			echo "10000 100000" > "$cg/memory.reclaim_wmarks.budget" ||
-				return 1
-			;;
 		cpumax)
 			echo +cpu > "${cg%/*}/cgroup.subtree_control" &&
 				echo "$VARIANT_CPU_MAX" > "$cg/cpu.max" || return 1

@@ -83,6 +83,6 @@ trial() {
 	echo "b_pgscan_direct $(stat_of "$b" pgscan_direct)"
 	echo "b_runs $(stat_of "$b" bgreclaim_runs)"
 	echo "a_worker_cpu_ms $(echo "$(stat_of "$a" bgreclaim_cpu_usec) / 1000" | bc -l)"
-	echo "a_pauses $(stat_of "$a" bgreclaim_budget_exhausted)"
+	echo "a_pauses $(stat_of "$a" bgreclaim_throttled)"
 	echo "a_cpu_pct $(echo "($(cpu_stat_of "$a" usage_usec) - $a_usage0) / ($(elapsed "$a_start") * 10000)" | bc -l)"
 }

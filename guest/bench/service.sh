@@ -39,6 +39,42 @@ log_writer() {
 
 psi_full_us() { sed -n 's/^full .*total=\([0-9]*\).*/\1/p' "$1/memory.pressure"; }
 
+# Scenario service-trace traces what memcached's threads and the CPUs did
+# while the client ran, for `python3 -m harness stalls` to attribute the
+# slow requests: the trace on the monotonic clock, which mcload's
+# start_us shares, and memcached's thread IDs beside it.
+TRACE=/sys/kernel/tracing
+TRACE_EVENTS="sched/sched_switch sched/sched_wakeup
+	vmscan/mm_vmscan_memcg_bgreclaim_begin vmscan/mm_vmscan_memcg_bgreclaim_end
+	vmscan/mm_vmscan_memcg_reclaim_begin vmscan/mm_vmscan_memcg_reclaim_end
+	vmscan/mm_vmscan_direct_reclaim_begin vmscan/mm_vmscan_direct_reclaim_end
+	vmscan/mm_vmscan_lru_shrink_inactive"
+
+trace_on() {
+	local ev
+	mountpoint -q "$TRACE" || mount -t tracefs none "$TRACE" || return 1
+	echo 0 > "$TRACE/tracing_on" && echo > "$TRACE/trace" &&
+		echo 32768 > "$TRACE/buffer_size_kb" &&
+		echo mono > "$TRACE/trace_clock" || return 1
+	for ev in $TRACE_EVENTS; do
+		echo 1 > "$TRACE/events/$ev/enable" || return 1
+	done
+	echo 1 > "$TRACE/tracing_on"
+}
+
+# trace_off MEMCACHED_PID: keep the trace and the thread IDs in
+# $RESULTS/trace/, and name them as the trial's metrics.
+trace_off() {
+	echo 0 > "$TRACE/tracing_on"
+	echo 0 > "$TRACE/events/enable"
+	mkdir -p "$RESULTS/trace" &&
+		cp "$TRACE/trace" "$RESULTS/trace/$TRIAL_ID.trace" &&
+		ls "/proc/$1/task" > "$RESULTS/trace/$TRIAL_ID.tids" || return 1
+	echo "trace_file trace/$TRIAL_ID.trace"
+	echo "trace_overrun $(awk '$1 == "overrun:" {s += $2} END {print s + 0}' \
+		"$TRACE"/per_cpu/cpu*/stats)"
+}
+
 trial() {
 	local variant=$1 setting=$1 lat=$SCRATCH/service.lat out cpu0 i
 	local high0 full0 bg0
@@ -70,13 +106,22 @@ trial() {
 	full0=$(psi_full_us "$BENCH_CG")
 	bg0=$(stat_of "$BENCH_CG" bgreclaim_cpu_usec)
 	cpu0=$(cpu_ticks)
+	if [ "$scenario" = service-trace ]; then
+		trace_on || return 1
+	fi
 	out=$("$BIN/mcload" "$SERVICE_PORT" get "$SERVICE_ITEMS" "$SERVICE_RATE" \
 		"$SERVICE_SECONDS" "$lat") || return 1
+	if [ "$scenario" = service-trace ]; then
+		trace_off "$(pgrep -x memcached)" || return 1
+	fi
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
 	echo "high_events $(($(event_of "$BENCH_CG" high) - high0))"
 	echo "psi_full_us $(($(psi_full_us "$BENCH_CG") - full0))"
 	echo "worker_cpu_s $(echo "($(stat_of "$BENCH_CG" bgreclaim_cpu_usec) - $bg0) / 1000000" | bc -l)"
 	echo "usage_mib $(($(cat "$BENCH_CG/memory.current") >> 20))"
+	# Where auto's gap has taken the low watermark by the end.
+	awk '$1 == "low" && $2 != "max" {print "low_wmark_mib", int($2 / 1048576)}' \
+		"$BENCH_CG/memory.reclaim_wmarks.effective" 2> /dev/null
 	echo 1 > "$BENCH_CG/cgroup.kill"
 	wait "${WORKLOAD_PIDS[@]}" 2> /dev/null
 	WORKLOAD_PIDS=()

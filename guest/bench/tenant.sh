@@ -5,7 +5,7 @@
 # variants are the tenant's setting: "off", "auto", and the most
 # aggressive one the grammar accepts, pct-0.02-0.01 (high=0.02%
 # low=0.01%: the worker is due whenever the tenant holds more than 13 KiB,
-# and reclaims everything it reads); +budget and +cpumax as in lib.sh.
+# and reclaims everything it reads); +cpumax as in lib.sh.
 
 TENANT_MAX=$((64 << 20))
 TENANT_FILE_MIB=128

@@ -13,8 +13,10 @@
  * stall out of its latencies.  Each request's latency runs from the time
  * it was due to be sent to the end of its reply; they are written to
  * LATENCY_FILE in microseconds, one per line, in the order sent.  Prints
- * "requests N", "misses N" and "late_sends N" (sends more than 1 ms behind
- * their schedule, the client's own lag).
+ * "requests N", "misses N", "late_sends N" (sends more than 1 ms behind
+ * their schedule, the client's own lag) and "start_us T", when the first
+ * request was due on CLOCK_MONOTONIC, which a trace with the "mono" clock
+ * shares: request I was due at T + I * 1000000 / RATE.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -217,8 +219,8 @@ static void get_load(int fd, long keys, long rate, long seconds,
 	for (i = 0; i < total; i++)
 		fprintf(out, "%.0f\n", lat[i]);
 	fclose(out);
-	printf("requests %ld\nmisses %ld\nlate_sends %ld\n", total,
-	       total - hits, late);
+	printf("requests %ld\nmisses %ld\nlate_sends %ld\nstart_us %.0f\n",
+	       total, total - hits, late, start);
 }
 
 int main(int argc, char **argv)
