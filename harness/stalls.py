@@ -159,7 +159,7 @@ def trial_report(rundir, trial, rate, threshold_us):
     lat = [float(x) for x in _read_lines(
         os.path.join(rundir, trial["latency_us_file"]))]
     windows = stall_windows(lat, float(trial["start_us"]), rate, threshold_us)
-    trace = os.path.join(rundir, trial["trace_file"])
+    trace = os.path.join(rundir, trial["sched_trace_file"])
     tids = {int(t) for t in _read_lines(trace[:-len(".trace")] + ".tids")}
     with open(trace, encoding="utf-8", errors="replace") as f:
         events = list(parse(f.read()))
@@ -178,7 +178,7 @@ def report(rundir, rate=500, threshold_ms=50):
     with open(os.path.join(rundir, "trials.jsonl"), encoding="utf-8") as f:
         trials = [json.loads(line) for line in f if line.strip()]
     return [trial_report(rundir, t, rate, threshold_ms * 1000)
-            for t in trials if "trace_file" in t]
+            for t in trials if "sched_trace_file" in t]
 
 
 def render(reports, top=4):

@@ -70,7 +70,7 @@ trace_off() {
 	mkdir -p "$RESULTS/trace" &&
 		cp "$TRACE/trace" "$RESULTS/trace/$TRIAL_ID.trace" &&
 		ls "/proc/$1/task" > "$RESULTS/trace/$TRIAL_ID.tids" || return 1
-	echo "trace_file trace/$TRIAL_ID.trace"
+	echo "sched_trace_file trace/$TRIAL_ID.trace"
 	echo "trace_overrun $(awk '$1 == "overrun:" {s += $2} END {print s + 0}' \
 		"$TRACE"/per_cpu/cpu*/stats)"
 }
