@@ -65,7 +65,8 @@ def _boot(base, scenario, n, unpatched, variants, rounds, variant_cfg,
                        scenario.name, scenario.script, str(rounds),
                        kernel] + variants,
                       cpus=scenario.cpus, timeout=BOOT_TIMEOUT,
-                      icount=scenario.icount)
+                      icount=scenario.icount,
+                      trace_events=scenario.trace_events)
     problems = guest_run.check_guest_log(rdir, console)
     if guest_run.read_exit_code(rdir) not in (None, "0"):
         problems.append(f"boot {n}: a trial failed; see "

@@ -130,8 +130,8 @@ def fmt(x):
 class Scenario:
     """boots: list of (unpatched, variants), unpatched when the boot is
     of the unpatched base; every boot runs `rounds` on a VM of `cpus`
-    vCPUs, with clocks that count instructions if `icount` (see
-    vm.boot).  fits: Fit metrics derived from the trials
+    vCPUs, with clocks that count instructions if `icount` and the trace
+    events `trace_events` enabled from boot (see vm.boot).  fits: Fit metrics derived from the trials
     when the report is written.  script: the guest script in guest/bench/
     that runs the trials, the name of the .toml that declares the scenario
     (scenarios that differ only in variants or clock share one).
@@ -139,12 +139,13 @@ class Scenario:
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
                  what, script, cpus=2, icount=False, fits=(),
-                 pressure=None):
+                 pressure=None, trace_events=()):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
         self.what, self.cpus, self.icount = what, cpus, icount
         self.fits, self.script = fits, script
         self.pressure = pressure
+        self.trace_events = tuple(trace_events)
 
     def derive(self, trials):
         """The trials with every Fit's metric added."""
@@ -169,7 +170,7 @@ def _scenario(table, script):
     base that runs those."""
     known = {"name", "title", "variants", "boots", "base_variants",
              "rounds", "metrics", "target", "fit", "pressure", "what",
-             "cpus", "icount"}
+             "cpus", "icount", "trace_events"}
     unknown = set(table) - known
     if unknown:
         raise ValueError(f"{script}.toml: {table.get('name')}: unknown "
@@ -190,7 +191,8 @@ def _scenario(table, script):
         pressure=pressure and PressureRule(pressure["metric"],
                                            pressure["minimum"],
                                            tuple(pressure.get("exempt",
-                                                              ()))))
+                                                              ()))),
+        trace_events=table.get("trace_events", ()))
 
 
 def load_all(directory):

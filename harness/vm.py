@@ -85,7 +85,8 @@ def smp_topology(cpus, nodes):
 
 
 def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
-         echo=progress_line, icount=False, numa_nodes=1, one_thread=False):
+         echo=progress_line, icount=False, numa_nodes=1, one_thread=False,
+         trace_events=()):
     """Boot `kernel` and run `command` (a list) as root in the guest.
 
     The guest may write into `rundir`.  Its whole console output goes to
@@ -96,7 +97,11 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
     schedules the emulator; it needs TCG.  With `one_thread`, one host
     thread runs the vCPUs in turn (TCG's round robin) on the host's
     clock.  With NUMA_NODES above 1, the
-    CPUs and memory are split evenly into that many nodes.  Returns the
+    CPUs and memory are split evenly into that many nodes.  TRACE_EVENTS
+    ("system:event") are enabled at boot, before the other CPUs start:
+    enabling one later patches kernel text (static calls), which under
+    QEMU's multi-threaded TCG oopsed with int3 as jump labels did; the
+    guest then only starts and stops the ring buffer.  Returns the
     console text.  Raises HarnessError on timeout."""
     os.makedirs(rundir, exist_ok=True)
     disks = make_disks(rundir)
@@ -127,6 +132,8 @@ def boot(kernel, rundir, command, cpus=2, memory_gib=4, timeout=3600,
         # reading a file (2,167 ticks in the grace period, no soft lockup).
         append += (f" rcupdate.rcu_cpu_stall_timeout={min(21 * cpus, 300)}"
                    f" watchdog_thresh={min(10 * cpus, 60)}")
+    if trace_events:
+        append += " trace_event=" + ",".join(trace_events)
     cmd += ["--append", append]
     # Under a subreaper: the guest's init leaves orphans as zombies, which
     # keep their dead cgroups alive.

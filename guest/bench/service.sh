@@ -42,23 +42,18 @@ psi_full_us() { sed -n 's/^full .*total=\([0-9]*\).*/\1/p' "$1/memory.pressure";
 # Scenario service-trace traces what memcached's threads and the CPUs did
 # while the client ran, for `python3 -m harness stalls` to attribute the
 # slow requests: the trace on the monotonic clock, which mcload's
-# start_us shares, and memcached's thread IDs beside it.
+# start_us shares, and memcached's thread IDs beside it.  The events are
+# on from boot (trace_events in service.toml): here the ring buffer is
+# only cleared, started and stopped, which patches no kernel text.
 TRACE=/sys/kernel/tracing
-TRACE_EVENTS="sched/sched_switch sched/sched_wakeup
-	vmscan/mm_vmscan_memcg_bgreclaim_begin vmscan/mm_vmscan_memcg_bgreclaim_end
-	vmscan/mm_vmscan_memcg_reclaim_begin vmscan/mm_vmscan_memcg_reclaim_end
-	vmscan/mm_vmscan_direct_reclaim_begin vmscan/mm_vmscan_direct_reclaim_end
-	vmscan/mm_vmscan_lru_shrink_inactive"
 
 trace_on() {
-	local ev
 	mountpoint -q "$TRACE" || mount -t tracefs none "$TRACE" || return 1
-	echo 0 > "$TRACE/tracing_on" && echo > "$TRACE/trace" &&
-		echo 32768 > "$TRACE/buffer_size_kb" &&
-		echo mono > "$TRACE/trace_clock" || return 1
-	for ev in $TRACE_EVENTS; do
-		echo 1 > "$TRACE/events/$ev/enable" || return 1
-	done
+	echo 0 > "$TRACE/tracing_on" && echo 32768 > "$TRACE/buffer_size_kb" &&
+		echo mono > "$TRACE/trace_clock" && echo > "$TRACE/trace" ||
+		return 1
+	grep -q sched_switch "$TRACE/set_event" ||
+		{ echo "bench: the trace events are not on" >&2; return 1; }
 	echo 1 > "$TRACE/tracing_on"
 }
 
@@ -66,7 +61,6 @@ trace_on() {
 # $RESULTS/trace/, and name them as the trial's metrics.
 trace_off() {
 	echo 0 > "$TRACE/tracing_on"
-	echo 0 > "$TRACE/events/enable"
 	mkdir -p "$RESULTS/trace" &&
 		cp "$TRACE/trace" "$RESULTS/trace/$TRIAL_ID.trace" &&
 		ls "/proc/$1/task" > "$RESULTS/trace/$TRIAL_ID.tids" || return 1
