@@ -50,9 +50,11 @@ def parse(text, plans=None, notes=None):
     gets (N of its plan "1..N" or None, number of subtest results) for
     each program.  When NOTES is a dict, it gets for each result the lines
     the program printed since its previous result (a failure's reason).
-    A subtest result printed twice is counted once: a test that forks
-    without flushing stdout has each child print its parent's pending
-    output again, ahead of what the child says itself."""
+    A subtest printed twice is counted once, and a failure either time
+    stands: a test that forks without flushing stdout has each child print
+    its parent's pending output again, ahead of what the child says
+    itself, and test_stress.sh runs test_core's subtests twice, plain and
+    then under stress, each run with its plan."""
     results = {}
     plans = {} if plans is None else plans
     notes = {} if notes is None else notes
@@ -74,10 +76,11 @@ def parse(text, plans=None, notes=None):
             if m:
                 result, desc = _classify(m.group(1), m.group(2))
                 name = f"{program}:{desc}"
-                if desc and results.get(name) == result:
-                    # A copy: a forked child flushed its parent's stdout
-                    # buffer, the results and messages the parent had not
-                    # yet written, before its own messages.
+                if desc and name in results:
+                    if result == "fail" and results[name] != "fail":
+                        results[name], notes[name] = result, said
+                    # A forked child's copy of its parent's pending output
+                    # says again what the parent said before this result.
                     said = [s for s in said if s not in notes[name]]
                     continue
             _count_plan(plans, program, inner)

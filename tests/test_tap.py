@@ -93,6 +93,21 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(notes["z:c"], ["reclaim failed"])
         self.assertEqual(plans["z"], (3, 3))
 
+    def test_a_program_that_runs_its_tests_twice(self):
+        # test_stress.sh runs test_core's subtests plain, then under
+        # stress: two TAP streams of one plan each.  A subtest counts once
+        # against the plan, and a failure in either stream stands.
+        for first, second in (("ok", "not ok"), ("not ok", "ok")):
+            plans = {}
+            results = tap.parse(
+                "# selftests: cgroup: s\n# 1..2\n"
+                f"# ok 1 a\n# {first} 2 b\n"
+                f"# 1..2\n# ok 1 a\n# {second} 2 b\n"
+                "not ok 1 selftests: cgroup: s # exit=1\n", plans)
+            self.assertEqual(results["s:b"], "fail")
+            self.assertEqual(results["s:a"], "pass")
+            self.assertEqual(plans["s"], (2, 2))
+
     def test_a_parents_message_copied_by_a_child_is_said_once(self):
         notes = {}
         tap.parse("# selftests: cgroup: z\n"
