@@ -111,7 +111,7 @@ run_case() {
 		for k in pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd \
 			pgscan_bgreclaim pgsteal_bgreclaim bgreclaim_runs \
 			bgreclaim_giveups bgreclaim_cpu_usec \
-			bgreclaim_throttled; do
+			bgreclaim_throttled bgreclaim_thrashing; do
 			echo "$k $(stat_of "$cg" "$k")"
 		done
 		echo "psi_some_us $(psi_total "$cg" some)"

@@ -138,8 +138,8 @@ reclaim_counters() {
 	local k
 	for k in pgscan_direct pgsteal_direct pgscan_kswapd pgsteal_kswapd \
 		pgscan_bgreclaim pgsteal_bgreclaim bgreclaim_runs \
-		bgreclaim_giveups bgreclaim_cpu_usec workingset_refault_anon \
-		workingset_refault_file; do
+		bgreclaim_giveups bgreclaim_thrashing bgreclaim_cpu_usec \
+		workingset_refault_anon workingset_refault_file; do
 		echo "$k $(stat_of "$1" "$k")"
 	done
 	echo "pgsteal_all $(($(stat_of "$1" pgsteal_direct) + \
