@@ -10,6 +10,7 @@ machines emulate the guest (TCG), so reports compare variants measured in
 the same run, as ratios, not absolute times."""
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -20,8 +21,10 @@ import time
 from . import build, deps, guest_run, scenario as scenario_decl, tree, vm
 from .common import GUEST, REPO, HarnessError, log, run
 from .scenario import Target, fmt
-from .stats import rejected_text
-from .trials import RAW_LATENCIES, derive, write_raw_latencies
+from .stats import (MIN_TRIALS, POOLED_RESAMPLES, pooled_intervals,
+                    rejected_text, share_over)
+from .trials import (RAW_LATENCIES, derive, percentile, read_raw_latencies,
+                     write_raw_latencies)
 
 RESULTS = os.path.join(REPO, "results")
 BOOT_TIMEOUT = 1800
@@ -170,7 +173,8 @@ PAIRED_TEXT = ("  For context, a ratio also shows the interval from trials "
                "first shown beside, so it does not give the verdict.")
 
 
-def render_report(scenario, stats, trials, env, problems, rejected=()):
+def render_report(scenario, stats, trials, env, problems, rejected=(),
+                  latencies=()):
     variants = list(stats)
     most = max(s[3] for v in stats.values() for s in v.values())
     lines = [f"# {scenario.title}", "", scenario.what, "",
@@ -214,6 +218,8 @@ def render_report(scenario, stats, trials, env, problems, rejected=()):
                      + (f"; {paired}" if paired else ""))
     if scenario.name == "many":
         lines += _pool_bound_lines(trials)
+    if latencies:
+        lines += pooled_lines(scenario, variants, latencies, rejected)
     notes = os.path.join(RESULTS, scenario.name, "notes.md")
     if os.path.exists(notes):
         with open(notes, encoding="utf-8") as f:
@@ -234,6 +240,102 @@ def _pool_bound_lines(trials):
             f"at most {max(t['max_concurrent_runs'] for t in trials)} with "
             f"max_active {trials[0]['pool_max_active']}, in "
             f"{len(trials)} trials"]
+
+
+# Request latencies over these (ms) are what a service's users notice.
+SLOW_MS = (10, 50)
+_PER_MS = {"ms": 1, "us": 1000}
+POOLED_PCTS = ((50, "p50"), (99, "p99"), (99.9, "p99.9"))
+POOLED_TEXT = (
+    "For context, not a verdict: each variant's pooled p99 over a "
+    f"reference's, and the difference of their shares over {SLOW_MS[-1]} "
+    "ms in percentage points, with a 95% interval from a hierarchical "
+    f"bootstrap ({POOLED_RESAMPLES} resamples, fixed seed): boots "
+    "resampled, then rounds within each drawn boot, then requests within "
+    "each drawn trial, a drawn round's variants together, as they ran.  "
+    "The pairs are those the targets compare and every variant against "
+    "floor and off, where they ran.  Added on 2026-11-29, after the "
+    "results it was first shown beside, so it judges no target.")
+
+
+def pooled_pairs(scenario, variants):
+    """(variant, reference) pairs whose pooled latencies the report
+    compares: those the targets compare, then every variant against the
+    no-limit floor and against off; each pair once, in the order of the
+    variants."""
+    found = [(t.variant, t.reference) for t in scenario.targets
+             if isinstance(t, Target)]
+    found += [(v, ref) for ref in ("floor", "off") for v in variants]
+    pairs, seen = [], set()
+    for mine, ref in found:
+        key = frozenset((mine, ref))
+        if mine != ref and key <= set(variants) and key not in seen:
+            seen.add(key)
+            pairs.append((mine, ref))
+    return sorted(pairs, key=lambda p: variants.index(p[0]))
+
+
+def pooled_lines(scenario, variants, latencies, rejected=()):
+    """The report's section on every request of a variant's trials
+    together, the latency its users met over the whole run, from the
+    rows of RAW_LATENCIES of the trials that count."""
+    values = {}
+    for row in latencies:
+        values.setdefault(row["variant"], []).append(row["values"])
+    variants = [v for v in variants if v in values]
+    unit = latencies[0]["unit"]
+    limits = [ms * _PER_MS[unit] for ms in SLOW_MS]
+    lines = ["", "## Pooled latency (all requests)", "",
+             "Every request of a variant's trials taken together"
+             + (", the trials the rule above rejected left out"
+                if rejected else "")
+             + ": the latency its users met over the run, where the table "
+             "above gives each trial's percentiles and their median.  "
+             "Percentiles are nearest-rank, as each trial's; beside them, "
+             "the share of requests slower than "
+             + " and ".join(f"{ms} ms" for ms in SLOW_MS)
+             + ", and the lowest and highest p99 of one trial.", "",
+             f"| variant | requests | "
+             + " | ".join(f"{label} ({unit})" for _, label in POOLED_PCTS)
+             + " | " + " | ".join(f"over {ms} ms" for ms in SLOW_MS)
+             + f" | p99 of a trial ({unit}) |",
+             "|---|" + "---|" * (len(POOLED_PCTS) + len(SLOW_MS) + 2)]
+    for v in variants:
+        ordered = sorted(itertools.chain.from_iterable(values[v]))
+        shares = [share_over(ordered, limit) for limit in limits]
+        p99s = [percentile(vals, 99) for vals in values[v]]
+        lines.append(
+            f"| {v} | {len(ordered)} | "
+            + " | ".join(fmt(percentile(ordered, pct))
+                         for pct, _ in POOLED_PCTS)
+            + " | " + " | ".join(f"{100 * share:.3g}% "
+                                 f"({round(share * len(ordered))})"
+                                 for share in shares)
+            + f" | {fmt(min(p99s))} - {fmt(max(p99s))} |")
+    pairs = pooled_pairs(scenario, variants)
+    if not pairs:
+        return lines
+    intervals = pooled_intervals(
+        [(r["boot"], r["round"], r["variant"], r["values"])
+         for r in latencies], pairs, 99, limits[-1])
+    lines += ["", POOLED_TEXT, ""]
+    for mine, ref in pairs:
+        ratio, share = intervals[mine, ref]
+        # As for a target: one trial's requests resampled say nothing of
+        # how the next trial would go.
+        fewest = min(len(values[mine]), len(values[ref]))
+        enough = fewest >= MIN_TRIALS
+        if ratio:
+            text = f"p99 {ratio[0]:.3f}x" + (
+                f", 95% CI {ratio[1]:.3f}-{ratio[2]:.3f}" if enough else "")
+        else:
+            text = "p99: no ratio, the reference's is 0"
+        text += f"; over {SLOW_MS[-1]} ms {100 * share[0]:+.2f} points" + (
+            f", 95% CI {100 * share[1]:+.2f} to {100 * share[2]:+.2f}"
+            if enough else
+            f" ({fewest} trial of a variant, too few for an interval)")
+        lines.append(f"- {mine} vs {ref}: {text}")
+    return lines
 
 
 def target_lines(scenario, stats, key):
@@ -316,8 +418,13 @@ def report(scenario, trials, env, problems):
     declared = [v for _, variants in scenario.boots for v in variants]
     stats = {v: stats[v] for v in dict.fromkeys(declared + list(stats))
              if v in stats}
+    counted = {(t.get("boot"), t.get("round"), t["variant"])
+               for t in trials}
+    latencies = [row for row in read_raw_latencies(
+                     os.path.join(outdir, RAW_LATENCIES))
+                 if (row["boot"], row["round"], row["variant"]) in counted]
     text, verdicts = render_report(scenario, stats, trials, env, problems,
-                                   rejected)
+                                   rejected, latencies)
     with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as f:
         f.write(text)
     write_plot(scenario, stats, os.path.join(outdir, f"{scenario.name}.png"))

@@ -5,13 +5,23 @@ their medians.  With a handful of trials per variant the ratio of two
 medians is itself noisy, so the verdict is read from a bootstrap 95%
 confidence interval of that ratio, not from the point estimate: met when
 the whole interval satisfies the target, missed when none of it does,
-and inconclusive otherwise.  Resampling uses a fixed seed, so a report
-rewritten from the same trials gives the same intervals."""
+and inconclusive otherwise.  The intervals of latencies pooled over all
+requests (pooled_intervals) are context beside the verdicts, not
+verdicts.  Resampling uses a fixed seed, so a report rewritten from the
+same trials gives the same intervals."""
 
+import bisect
+import itertools
+import math
 import random
 import statistics
 
+from .trials import percentile, rank
+
 RESAMPLES = 4000
+# The pooled latencies' context intervals draw every trial's requests in
+# each resample: fewer resamples than the verdicts'.
+POOLED_RESAMPLES = 1000
 CONFIDENCE = 0.95
 SEED = 20260101
 # Trials each variant needs before a ratio gets an interval and a verdict.
@@ -42,15 +52,23 @@ def ratio_interval(mine, ref, resamples=RESAMPLES, seed=SEED):
     if ref_median == 0:
         return None
     rng = random.Random(seed)
-    ratios = []
-    for _ in range(resamples):
-        a = statistics.median(rng.choices(mine, k=len(mine)))
-        b = statistics.median(rng.choices(ref, k=len(ref)))
-        ratios.append(a / b if b else (float("inf") if a else 0.0))
-    ratios.sort()
+    ratios = [_ratio(statistics.median(rng.choices(mine, k=len(mine))),
+                     statistics.median(rng.choices(ref, k=len(ref))))
+              for _ in range(resamples)]
+    return _interval(statistics.median(mine) / ref_median, ratios)
+
+
+def _ratio(a, b):
+    """a / b, infinite where b is 0 (0 if a is 0 too)."""
+    return a / b if b else (float("inf") if a else 0.0)
+
+
+def _interval(estimate, resampled):
+    """(estimate, lower, upper): the bootstrap percentile interval."""
+    ordered = sorted(resampled)
     tail = (1 - CONFIDENCE) / 2
-    return (statistics.median(mine) / ref_median,
-            _quantile(ratios, tail), _quantile(ratios, 1 - tail))
+    return (estimate, _quantile(ordered, tail),
+            _quantile(ordered, 1 - tail))
 
 
 def paired_ratio_interval(pairs, resamples=RESAMPLES, seed=SEED):
@@ -64,11 +82,9 @@ def paired_ratio_interval(pairs, resamples=RESAMPLES, seed=SEED):
     if not ratios:
         return None
     rng = random.Random(seed)
-    medians = sorted(statistics.median(rng.choices(ratios, k=len(ratios)))
-                     for _ in range(resamples))
-    tail = (1 - CONFIDENCE) / 2
-    return (statistics.median(ratios), _quantile(medians, tail),
-            _quantile(medians, 1 - tail))
+    return _interval(statistics.median(ratios),
+                     [statistics.median(rng.choices(ratios, k=len(ratios)))
+                      for _ in range(resamples)])
 
 
 def round_pairs(trials, metric, variant, reference):
@@ -81,6 +97,110 @@ def round_pairs(trials, metric, variant, reference):
             by_round.setdefault(key, {})[t["variant"]] = t[metric]
     return [(r[variant], r[reference]) for r in by_round.values()
             if variant in r and reference in r]
+
+
+def share_over(values, limit):
+    """The fraction of values above limit."""
+    return sum(1 for v in values if v > limit) / len(values)
+
+
+def _binomial(rng, n, p):
+    """How many of n draws succeed, each with probability p (> 0):
+    geometric skips from one success to the next, so that it costs as
+    many steps as there are successes, not n."""
+    if p >= 1:
+        return n
+    log_miss, log, uniform = math.log1p(-p), math.log, rng.random
+    hits, pos = 0, int(log(1.0 - uniform()) / log_miss)
+    while pos < n:
+        hits += 1
+        pos += 1 + int(log(1.0 - uniform()) / log_miss)
+    return hits
+
+
+def _pooled_draw(rng, trials, cuts, pct, limit):
+    """(pct-th percentile, share over limit) of all the requests of
+    `trials` resampled, each trial its sorted values and `ends`, where
+    each of the descending `cuts` falls in them.  The draws are placed
+    band by band from the top, only as deep as the percentile and limit
+    need: a trial's draws not yet placed are uniform over its values
+    below the bands placed."""
+    n = sum(len(values) for values, _ in trials)
+    top = n - rank(n, pct) + 1
+    left = [len(values) for values, _ in trials]
+    drawn = []
+    for band, cut in enumerate(cuts):
+        for i, (values, ends) in enumerate(trials):
+            lo, hi = ends[band + 1], ends[band]
+            if lo < hi and left[i]:
+                hits = _binomial(rng, left[i], (hi - lo) / hi)
+                drawn += rng.choices(values[lo:hi], k=hits)
+                left[i] -= hits
+        if len(drawn) >= top and cut <= limit:
+            break
+    drawn.sort()
+    return drawn[-top], (len(drawn) - bisect.bisect_right(drawn, limit)) / n
+
+
+def pooled_intervals(trials, pairs, pct, limit,
+                     resamples=POOLED_RESAMPLES, seed=SEED):
+    """{(variant, reference): (ratio, share)} for each pair of `pairs`:
+    the ratio of their pct-th percentiles over all their requests pooled,
+    and the difference of their shares of requests over `limit`, each as
+    (estimate, lower, upper) with a hierarchical bootstrap percentile
+    interval: boots resampled, then rounds within each drawn boot, then
+    requests within each drawn trial.  The variants' trials of a drawn
+    round come together, as they ran, so what a round shares cancels as
+    in paired_ratio_interval.  trials: (boot, round, variant, values).
+    A resample that draws no trial of a variant leaves its pairs out;
+    ratio is None where the reference's percentile is 0."""
+    pooled, cuts, boots = {}, {}, {}
+    for _, _, variant, values in trials:
+        pooled.setdefault(variant, []).extend(values)
+    # Bands of each variant's requests, from the top: above limit, and
+    # above twice, four times... pct's share of the requests.
+    for variant, values in pooled.items():
+        ordered = pooled[variant] = sorted(values)
+        found, share = {limit}, 2 * (100 - pct)
+        while share < 100:
+            found.add(ordered[rank(len(ordered), 100 - share) - 1])
+            share *= 2
+        cuts[variant] = sorted(found, reverse=True) + [-math.inf]
+    for boot, rnd, variant, values in trials:
+        ordered = sorted(values)
+        ends = [len(ordered)] + [bisect.bisect_right(ordered, cut)
+                                 for cut in cuts[variant]]
+        boots.setdefault(boot, {}).setdefault(rnd, {})[variant] = (
+            ordered, ends)
+    boots = [list(rounds.values()) for rounds in boots.values()]
+    wanted = set(itertools.chain.from_iterable(pairs))
+    rng = random.Random(seed)
+    ratios = {pair: [] for pair in pairs}
+    shares = {pair: [] for pair in pairs}
+    for _ in range(resamples):
+        drawn = {}
+        for rounds in rng.choices(boots, k=len(boots)):
+            for trials_of in rng.choices(rounds, k=len(rounds)):
+                for variant, trial in trials_of.items():
+                    if variant in wanted:
+                        drawn.setdefault(variant, []).append(trial)
+        figures = {v: _pooled_draw(rng, ts, cuts[v], pct, limit)
+                   for v, ts in drawn.items()}
+        for mine, ref in pairs:
+            if mine in figures and ref in figures:
+                ratios[mine, ref].append(
+                    _ratio(figures[mine][0], figures[ref][0]))
+                shares[mine, ref].append(figures[mine][1]
+                                         - figures[ref][1])
+    out = {}
+    for mine, ref in pairs:
+        ref_pct = percentile(pooled[ref], pct)
+        out[mine, ref] = (
+            _interval(percentile(pooled[mine], pct) / ref_pct,
+                      ratios[mine, ref]) if ref_pct else None,
+            _interval(share_over(pooled[mine], limit)
+                      - share_over(pooled[ref], limit), shares[mine, ref]))
+    return out
 
 
 def verdict(lower, upper, factor, at_most=True):

@@ -10,11 +10,14 @@ import re
 from .common import HarnessError
 
 
+def rank(n, pct):
+    """The nearest rank, from 1, of the pct-th percentile of n values."""
+    return int(max(1, -(-n * pct // 100)))
+
+
 def percentile(values, pct):
     """Nearest-rank percentile of a non-empty list."""
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * pct // 100))
-    return ordered[int(rank) - 1]
+    return sorted(values)[rank(len(values), pct) - 1]
 
 
 def jain_index(xs):
@@ -65,6 +68,14 @@ def write_raw_latencies(trials, path):
                                               mtime=0) as z:
         for row in rows:
             z.write((json.dumps(row) + "\n").encode())
+
+
+def read_raw_latencies(path):
+    """The rows write_raw_latencies wrote to PATH; none if it wrote none."""
+    if not os.path.exists(path):
+        return []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 _TRACE = re.compile(r"\s(\d+\.\d+): mm_vmscan_memcg_bgreclaim_(\w+): (.*)$")

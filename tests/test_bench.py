@@ -303,6 +303,30 @@ class ReportRoundTripTest(unittest.TestCase):
         self.assertIn("- date: 2026-01-01 00:00 UTC", first)
         self.assertIn("- boot 1: a trial failed", first)
 
+    def test_pooled_latencies_of_the_trials_that_count(self):
+        def trial(variant, rnd, values, pgsteal=1000):
+            return {"variant": variant, "boot": 1, "round": rnd,
+                    "pgsteal_all": pgsteal,
+                    trial_data.RAW_KEY: {"unit": "us", "values": values}}
+
+        scenario = bench.SCENARIOS["service"]
+        trials = [trial("off", 1, [1000, 60000]), trial("auto", 1, [500, 600]),
+                  trial("off", 2, [2000, 3000]), trial("auto", 2, [700, 800]),
+                  trial("auto", 3, [90000, 90000], pgsteal=0)]
+        path = os.path.join(self.tmp, "service", "report.md")
+        with contextlib.redirect_stdout(io.StringIO()):
+            bench.report(scenario, trials, ["date: x"], [])
+            with open(path, encoding="utf-8") as f:
+                first = f.read()
+            bench.report(scenario, *bench.load_run(scenario))
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), first)
+        self.assertIn("## Pooled latency (all requests)", first)
+        self.assertIn("the trials the rule above rejected left out", first)
+        self.assertIn("| auto | 4 | 600 | 800 | 800 | 0% (0) | 0% (0) | "
+                      "600 - 800 |", first)
+        self.assertIn("- auto vs off: p99 0.013x, 95% CI", first)
+
     def test_no_saved_run(self):
         with self.assertRaises(HarnessError):
             bench.load_run(bench.SCENARIOS["storm"])
@@ -327,6 +351,56 @@ class ReportRoundTripTest(unittest.TestCase):
                       "variant, 5 min)", index)
         self.assertIn("took 12 min in all", index)
         self.assertIn("Streaming page cache: not run yet", index)
+
+
+class PooledLatencyTest(unittest.TestCase):
+    # off: 500 700 800 1000 2000 3000 11000 60000 us, auto: 100 100 200
+    # 200 300 300 400 20000 us.
+    ROWS = [{"boot": 1, "round": 1, "variant": "off", "unit": "us",
+             "values": [1000, 2000, 3000, 60000]},
+            {"boot": 1, "round": 1, "variant": "auto", "unit": "us",
+             "values": [100, 200, 300, 400]},
+            {"boot": 1, "round": 2, "variant": "off", "unit": "us",
+             "values": [500, 11000, 700, 800]},
+            {"boot": 1, "round": 2, "variant": "auto", "unit": "us",
+             "values": [20000, 300, 200, 100]}]
+
+    def test_percentiles_and_shares_of_all_requests(self):
+        lines = bench.pooled_lines(bench.SCENARIOS["service"],
+                                   ["floor", "off", "auto"], self.ROWS)
+        self.assertIn("| variant | requests | p50 (us) | p99 (us) | p99.9 "
+                      "(us) | over 10 ms | over 50 ms | p99 of a trial "
+                      "(us) |", lines)
+        self.assertIn("| off | 8 | 1000 | 60000 | 60000 | 25% (2) | "
+                      "12.5% (1) | 11000 - 60000 |", lines)
+        self.assertIn("| auto | 8 | 200 | 20000 | 20000 | 12.5% (1) | "
+                      "0% (0) | 400 - 20000 |", lines)
+        # service's targets compare auto with floor, off and userspace;
+        # only off ran here.
+        pairs = [line for line in lines if line.startswith("- ")]
+        self.assertEqual(len(pairs), 1)
+        self.assertTrue(pairs[0].startswith(
+            "- auto vs off: p99 0.333x, 95% CI "), pairs[0])
+        self.assertIn("over 50 ms -12.50 points, 95% CI", pairs[0])
+
+    def test_one_trial_is_no_interval(self):
+        lines = bench.pooled_lines(bench.SCENARIOS["service"],
+                                   ["off", "auto"], self.ROWS[:2])
+        self.assertIn("- auto vs off: p99 0.007x; over 50 ms -25.00 points "
+                      "(1 trial of a variant, too few for an interval)",
+                      lines)
+
+    def test_pairs_from_targets_then_floor_and_off(self):
+        self.assertEqual(
+            bench.pooled_pairs(bench.SCENARIOS["service"],
+                               ["floor", "off", "userspace", "auto"]),
+            [("off", "floor"), ("userspace", "floor"), ("userspace", "off"),
+             ("auto", "floor"), ("auto", "off"), ("auto", "userspace")])
+        # isolation's targets compare off with alone, not alone with off.
+        self.assertEqual(
+            bench.pooled_pairs(bench.SCENARIOS["isolation"],
+                               ["alone", "off", "auto"]),
+            [("off", "alone"), ("auto", "off"), ("auto", "alone")])
 
 
 class RawLatencyTest(unittest.TestCase):

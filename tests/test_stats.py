@@ -1,3 +1,4 @@
+import random
 import unittest
 
 from harness import stats
@@ -100,6 +101,97 @@ class PairedRatioTest(unittest.TestCase):
         ]
         self.assertEqual(stats.round_pairs(trials, "x", "a", "off"),
                          [(2, 4), (5, 10)])
+
+
+class PooledTest(unittest.TestCase):
+    PAIR = ("a", "ref")
+
+    @staticmethod
+    def simulated(seed, scale=1.0, boots=3, rounds=2, requests=300):
+        """(boot, round, variant, values) of a run in which a's requests
+        are `scale` times ref's in distribution: lognormal requests in
+        trials of their own speed, in rounds and boots that share the
+        host's speed with every variant run in them."""
+        rng = random.Random(seed)
+        trials = []
+        for boot in range(boots):
+            boot_speed = rng.lognormvariate(0, 0.3)
+            for rnd in range(rounds):
+                speed = boot_speed * rng.lognormvariate(0, 0.3)
+                for variant, factor in (("a", scale), ("ref", 1.0)):
+                    trial = factor * speed * rng.lognormvariate(0, 0.3)
+                    trials.append((boot, rnd, variant,
+                                   [trial * rng.lognormvariate(0, 1)
+                                    for _ in range(requests)]))
+        return trials
+
+    def test_share_over_counts_values_above_only(self):
+        self.assertEqual(stats.share_over([1, 5, 5, 9, 12], 5), 0.4)
+        self.assertEqual(stats.share_over([3], 5), 0.0)
+
+    def test_estimates_are_of_all_requests_together(self):
+        # a: 1 2 3 4 5 6 7 100, its p50 the 4th; ref: five 1s, 2 2 50.
+        trials = [(1, 1, "a", [3, 100, 1, 2]), (1, 2, "a", [4, 7, 6, 5]),
+                  (1, 1, "ref", [1, 1, 1, 1]), (1, 2, "ref", [2, 2, 50, 1])]
+        ratio, share = stats.pooled_intervals(trials, [self.PAIR], 50, 6,
+                                              resamples=20)[self.PAIR]
+        self.assertEqual(ratio[0], 4.0)
+        self.assertEqual(share[0], 2 / 8 - 1 / 8)
+        zero = [(1, 1, "a", [1, 2]), (1, 1, "ref", [0, 0]),
+                (1, 2, "a", [1, 2]), (1, 2, "ref", [0, 0])]
+        ratio, _ = stats.pooled_intervals(zero, [self.PAIR], 50, 6,
+                                          resamples=20)[self.PAIR]
+        self.assertIsNone(ratio)
+
+    def test_same_requests_same_intervals(self):
+        trials = self.simulated(1)
+        first = stats.pooled_intervals(trials, [self.PAIR], 99, 10,
+                                       resamples=100)
+        self.assertEqual(first, stats.pooled_intervals(
+            trials, [self.PAIR], 99, 10, resamples=100))
+        self.assertNotEqual(first, stats.pooled_intervals(
+            trials, [self.PAIR], 99, 10, resamples=100, seed=1))
+
+    def test_draws_in_bands_resample_every_request(self):
+        # The rounds' requests are slower round by round: a resample of
+        # the faster rounds finds too few draws in the top bands and goes
+        # deeper.  Its interval is the one drawing every request gives.
+        rng = random.Random(3)
+        trials = [(1, rnd, "a", [rng.expovariate(1) * (rnd + 1)
+                                 for _ in range(200)]) for rnd in range(6)]
+        trials += [(1, rnd, "ref", [1.0] * 200) for rnd in range(6)]
+        ratio, share = stats.pooled_intervals(trials, [self.PAIR], 99, 10,
+                                              resamples=1000)[self.PAIR]
+        ratios, shares = [], []
+        for _ in range(1000):
+            drawn = []
+            for rnd in rng.choices(range(6), k=6):
+                drawn += rng.choices(trials[rnd][3], k=200)
+            ratios.append(sorted(drawn)[len(drawn) * 99 // 100 - 1])
+            shares.append(stats.share_over(drawn, 10))
+        for got, want in ((ratio, ratios), (share, shares)):
+            want = sorted(want)
+            width = want[974] - want[25]
+            self.assertAlmostEqual(got[1], want[25], delta=0.2 * width)
+            self.assertAlmostEqual(got[2], want[974], delta=0.2 * width)
+
+    def test_interval_covers_the_true_ratio(self):
+        # 50 runs whose a and ref are alike: the 95% interval of the
+        # pooled p99's ratio should hold 1 in about 95% of them.
+        covered = 0
+        for seed in range(50):
+            (_, lower, upper), _ = stats.pooled_intervals(
+                self.simulated(seed), [self.PAIR], 99, 10,
+                resamples=200)[self.PAIR]
+            covered += lower <= 1 <= upper
+        self.assertGreaterEqual(covered, 43)
+
+    def test_a_clear_difference_shows(self):
+        ratio, share = stats.pooled_intervals(
+            self.simulated(2, scale=3.0), [self.PAIR], 99, 10,
+            resamples=200)[self.PAIR]
+        self.assertGreater(ratio[1], 1.5)
+        self.assertGreater(share[1], 0)
 
 
 if __name__ == "__main__":
