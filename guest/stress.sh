@@ -30,11 +30,25 @@ mkdir -p "$DATA"
 DATA_FS=$(findmnt -n -o TARGET --target "$DATA")
 mountpoint -q "$TRACE" || mount -t tracefs none "$TRACE"
 
+# Turning an event on or off patches kernel text, which has oopsed guests
+# under QEMU's multi-threaded TCG: the harness turns these on at boot
+# (trace_event=), and only the events found off are turned on here, and
+# off again at the end.
+TRACE_TURNED_ON=
 trace_events() {
-	local ev
-	for ev in queue begin end; do
-		echo "$1" > "$TRACE/events/vmscan/mm_vmscan_memcg_bgreclaim_$ev/enable"
-	done
+	local ev file
+	if [ "$1" = 1 ]; then
+		for ev in queue begin end; do
+			file=$TRACE/events/vmscan/mm_vmscan_memcg_bgreclaim_$ev/enable
+			[ "$(cat "$file")" = 1 ] && continue
+			echo 1 > "$file" && TRACE_TURNED_ON="$TRACE_TURNED_ON $file"
+		done
+	else
+		for file in $TRACE_TURNED_ON; do
+			echo 0 > "$file"
+		done
+		TRACE_TURNED_ON=
+	fi
 }
 
 # child NAME MAX WMARKS: a child of $PARENT with a limit and watermarks.
