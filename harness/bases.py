@@ -13,7 +13,8 @@ from .common import BUILD, HarnessError, REPO
 CONF = os.path.join(REPO, "base.conf")
 # Every key a base's section must set, as base.conf explains them.
 KEYS = ("package", "version", "archive", "suite", "component", "deb_sha256",
-        "tarball", "tarball_sha256", "fragment", "series")
+        "tarball", "tarball_sha256", "fragment", "series", "trace_at_boot")
+_YES_NO = {"yes": True, "no": False}
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -31,6 +32,9 @@ class Base:
     tarball_sha256: str
     fragment: str        # its config fragment in configs/
     series: str          # its series' folder in the repository
+    # Whether its series' selftests find the series' trace events on from
+    # boot (guest_run.SERIES_TRACE_EVENTS) rather than turning them on.
+    trace_at_boot: bool
 
     @property
     def label(self):
@@ -127,7 +131,11 @@ def parse(text, path=CONF):
             if not _SHA256.match(conf[key]):
                 raise HarnessError(f"{path}: [{name}] {key} is not a "
                                    f"SHA-256 in hex: {conf[key]}")
-        bases[name] = Base(name=name, **conf)
+        if conf["trace_at_boot"] not in _YES_NO:
+            raise HarnessError(f"{path}: [{name}] trace_at_boot is yes or "
+                               f"no, not {conf['trace_at_boot']}")
+        bases[name] = Base(name=name, **{
+            **conf, "trace_at_boot": _YES_NO[conf["trace_at_boot"]]})
     return bases
 
 

@@ -20,6 +20,12 @@ SERIES_TRACE_EVENTS = tuple(
     for event in ("queue", "begin", "end", "lruvec_enter", "lruvec_leave"))
 
 
+def boot_trace_events(base, unpatched):
+    """The trace events to turn on at boot for BASE's kernel: the series'
+    where its selftests expect them on, none on the unpatched base."""
+    return SERIES_TRACE_EVENTS if base.trace_at_boot and not unpatched else ()
+
+
 def rundir(name):
     return vm.fresh_rundir(os.path.join(BUILD, "runs", name))
 
@@ -208,7 +214,7 @@ def run_selftests(base, variant, unpatched=False, profile=PROFILES["full"],
                       vm.progress_line(line),
                       numa_nodes=profile.numa_nodes, cpus=profile.cpus,
                       one_thread=profile.one_thread,
-                      trace_events=() if unpatched else SERIES_TRACE_EVENTS)
+                      trace_events=boot_trace_events(base, unpatched))
     problems = check_guest_log(rdir, console)
     plans, notes = {}, {}
     results = tap.parse(_read(os.path.join(rdir, "tap.txt")) or "", plans,
@@ -232,7 +238,7 @@ def run_repeat(base, variant, unpatched, programs, rounds):
                        str(TEST_TIMEOUT),
                        str(rounds)] + list(programs),
                       timeout=min(budget, SUITE_TIMEOUT * 2),
-                      trace_events=() if unpatched else SERIES_TRACE_EVENTS)
+                      trace_events=boot_trace_events(base, unpatched))
     problems = check_guest_log(rdir, console)
     tally = {}
     for n in range(1, rounds + 1):

@@ -16,13 +16,16 @@ tarball=usr/src/linux-source-{{name}}.tar.xz
 tarball_sha256={PIN}
 fragment={{name}}.config
 series={{series}}
+trace_at_boot={{trace}}
 """
 
 
 def conf(default="7.3"):
     return (f"# comment\ndefault={default}\n\n[6.12]\n"
-            + SECTION.format(name="6.12", series="backports/6.12")
-            + "\n[7.3]\n" + SECTION.format(name="7.3", series="patches"))
+            + SECTION.format(name="6.12", series="backports/6.12",
+                             trace="no")
+            + "\n[7.3]\n" + SECTION.format(name="7.3", series="patches",
+                                              trace="yes"))
 
 
 class ParseTest(unittest.TestCase):
@@ -33,6 +36,8 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(base.package, "linux-source-6.12")
         self.assertEqual(base.label, "linux-source-6.12 6.12.1-1")
         self.assertEqual(base.fragment, "6.12.config")
+        self.assertFalse(base.trace_at_boot)
+        self.assertTrue(found["7.3"].trace_at_boot)
         self.assertEqual(base.series_dir,
                          os.path.join(REPO, "backports", "6.12"))
         self.assertEqual(base.baseline_dir,
@@ -61,6 +66,8 @@ class ParseTest(unittest.TestCase):
             "repeated section": good + "[7.3]\n",
             "missing key": good.replace("series=patches\n", ""),
             "bad hash": good.replace(f"deb_sha256={PIN}", "deb_sha256=abc"),
+            "trace_at_boot not yes or no":
+                good.replace("trace_at_boot=no", "trace_at_boot=1"),
         }
         for what, text in cases.items():
             with self.subTest(what), self.assertRaises(HarnessError) as err:
@@ -98,3 +105,14 @@ class PinnedTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BootTraceEventsTest(unittest.TestCase):
+    def test_only_where_the_series_expects_them(self):
+        from harness import guest_run
+        found = bases.parse(conf())
+        self.assertEqual(guest_run.boot_trace_events(found["7.3"], False),
+                         guest_run.SERIES_TRACE_EVENTS)
+        self.assertEqual(guest_run.boot_trace_events(found["7.3"], True), ())
+        self.assertEqual(guest_run.boot_trace_events(found["6.12"], False),
+                         ())
