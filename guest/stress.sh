@@ -478,8 +478,9 @@ node_pressure() {
 # The lruvec events of kswapd's helpers and the workers, and the ends of
 # the passes kswapd shared with helpers, go to a trace instance of their
 # own, on the global clock, read as they come (the run events stay in the
-# main buffer, for settle()).  The passes are kept in $PASSES for the
-# kswapd-target phase.
+# main buffer, for settle()).  The harness turns these events on at boot
+# too, so turning them on in the instance patches no kernel text.  The
+# passes are kept in $PASSES for the kswapd-target phase.
 LRUVECS=$TRACE/instances/lruvecs
 LRUVEC_EVENTS="mm_vmscan_memcg_bgreclaim_lruvec_enter mm_vmscan_memcg_bgreclaim_lruvec_leave mm_vmscan_kswapd_helped_pass"
 PASSES=/tmp/stress-passes

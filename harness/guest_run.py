@@ -14,10 +14,14 @@ SUITE_TIMEOUT = 2400        # the whole boot, unless the profile says more
 # The series' events that test_bgreclaim and stress.sh trace, on from boot:
 # turning an event on at run time patches kernel text, which has oopsed
 # guests under QEMU's multi-threaded TCG ("Oops: int3"), so the tests find
-# them on and only start and stop the ring buffer.
+# them on and only start and stop the ring buffer.  stress.sh reads the
+# lruvec events and kswapd's shared passes in a trace instance of its own:
+# with them on from boot, turning them on there adds a probe to a
+# tracepoint already on, which patches no text.
 SERIES_TRACE_EVENTS = tuple(
     "vmscan:mm_vmscan_memcg_bgreclaim_" + event
-    for event in ("queue", "begin", "end", "lruvec_enter", "lruvec_leave"))
+    for event in ("queue", "begin", "end", "lruvec_enter", "lruvec_leave")
+) + ("vmscan:mm_vmscan_kswapd_helped_pass",)
 
 
 def boot_trace_events(base, unpatched):
