@@ -165,12 +165,19 @@ def run_order(trials):
     return "the variants in the same order in every round"
 
 
-PAIRED_TEXT = ("  For context, a ratio also shows the interval from trials "
-               "paired by boot and round (the median of the rounds' "
-               "ratios, whole rounds resampled), which cancels what a "
-               "round shares, such as how fast the host ran the guest "
-               "then; it was added on 2026-11-27, after the results it was "
-               "first shown beside, so it does not give the verdict.")
+TARGETS_TEXT = (
+    "A ratio's verdict is read from its 95% confidence interval: met when "
+    "the whole interval meets the target, MISSED when none of it does, "
+    "inconclusive otherwise.  The interval is a hierarchical bootstrap "
+    "of the ratio of the medians: boots resampled, then rounds within "
+    "each drawn boot, a drawn round's variants together, as they ran.  "
+    "So a round's and a boot's noise stays paired between the variants, "
+    "and a difference that varies from boot to boot widens the interval; "
+    "with one boot, how boots differ is not in it.  Until 2026-11-29 the "
+    "verdict came from an interval that resampled each variant's trials "
+    "on its own; that old rule's interval and verdict stay beside each "
+    "target, as the rule the targets were set with.  A bound on one "
+    "variant must hold in every trial.")
 
 
 def render_report(scenario, stats, trials, env, problems, rejected=(),
@@ -195,27 +202,16 @@ def render_report(scenario, stats, trials, env, problems, rejected=(),
                          if s else "-")
         lines.append(f"| {label} ({unit}) | " + " | ".join(cells) + " |"
                      if unit else f"| {label} | " + " | ".join(cells) + " |")
-    lines += ["", "## Targets", "",
-              "A ratio's verdict is read from its bootstrap 95% confidence "
-              "interval (ratio of the medians, each variant's trials "
-              "resampled on their own): met when the whole interval meets "
-              "the target, MISSED when none of it does, inconclusive "
-              "otherwise.  A bound on one variant must hold in every "
-              "trial." + (PAIRED_TEXT if any(
-                  isinstance(t, Target) for t in scenario.targets) else ""),
-              ""]
+    lines += ["", "## Targets", "", TARGETS_TEXT, ""]
     results = []
     if not scenario.targets:
         lines.append("None: this scenario measures a trade-off; see the "
                      "notes.")
     for target in scenario.targets:
-        word, evidence = target.check(stats)
+        word, evidence = target.check(stats, trials)
         word = word or "not judged"
         results.append(word)
-        paired = (target.paired(trials)
-                  if isinstance(target, Target) else None)
-        lines.append(f"- **{word}**: {target.text}: {evidence}"
-                     + (f"; {paired}" if paired else ""))
+        lines.append(f"- **{word}**: {target.text}: {evidence}")
     if scenario.name == "many":
         lines += _pool_bound_lines(trials)
     if latencies:

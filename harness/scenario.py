@@ -12,8 +12,7 @@ import statistics
 import tomllib
 
 from .stats import (INCONCLUSIVE, MET, MIN_TRIALS, MISSED, PressureRule,
-                    paired_ratio_interval, ratio_interval, round_pairs,
-                    verdict)
+                    hierarchical_ratio_interval, ratio_interval, verdict)
 
 
 class Fit:
@@ -52,18 +51,25 @@ class Fit:
 
 class Target:
     """A claim about two variants' medians: `variant`'s `metric` is at most
-    (or at least) `factor` times `reference`'s, judged from the bootstrap
-    confidence interval of the ratio (harness/stats.py)."""
+    (or at least) `factor` times `reference`'s, judged from the
+    hierarchical bootstrap confidence interval of the ratio
+    (harness/stats.py)."""
 
     def __init__(self, text, metric, variant, reference, factor,
-                 at_most=True):
+                 at_most=True, was=None):
         self.text, self.metric = text, metric
         self.variant, self.reference = variant, reference
         self.factor, self.at_most = factor, at_most
+        # (factor, when and why it changed): a target changed after a
+        # result keeps the old one, whose verdict the evidence gives too.
+        self.was = was
 
-    def check(self, stats):
+    def check(self, stats, trials):
         """(verdict, evidence): met, MISSED or inconclusive from the
-        interval, or None with the reason when it cannot be judged."""
+        interval over `trials`, the trials that count, or None with the
+        reason when it cannot be judged.  The evidence gives beside it
+        what the rule the targets were set with, each variant's trials
+        resampled on their own, would read."""
         try:
             mine = stats[self.variant][self.metric]
             ref = stats[self.reference][self.metric]
@@ -72,7 +78,8 @@ class Target:
         medians = (f"{self.variant} {fmt(mine[0])} vs {self.reference} "
                    f"{fmt(ref[0])}")
         target = f"target {'<=' if self.at_most else '>='} {self.factor}x"
-        interval = ratio_interval(mine[4], ref[4])
+        interval = hierarchical_ratio_interval(trials, self.metric,
+                                               self.variant, self.reference)
         if interval is None:
             return None, f"{medians} (no ratio: the reference is 0; {target})"
         fewest = min(len(mine[4]), len(ref[4]))
@@ -81,24 +88,25 @@ class Target:
             return INCONCLUSIVE, (f"{medians} ({fewest} trial of a variant, "
                                   f"too few for an interval; {target})")
         ratio, lower, upper = interval
-        return (verdict(lower, upper, self.factor, self.at_most),
-                f"{medians} (ratio {ratio:.3f}x, 95% CI {lower:.3f}-"
-                f"{upper:.3f}; {target})")
+        _, old_lower, old_upper = ratio_interval(mine[4], ref[4])
+        old = verdict(old_lower, old_upper, self.factor, self.at_most)
+        evidence = (f"{medians} (ratio {ratio:.3f}x, 95% CI {lower:.3f}-"
+                    f"{upper:.3f} over {_layout(trials, self.variant)}; "
+                    f"{target}); each variant resampled on its own, the "
+                    f"old rule: CI {old_lower:.3f}-{old_upper:.3f}, {old}")
+        if self.was:
+            factor, why = self.was
+            evidence += (f"; the target was {factor}x ({why}), which "
+                         f"reads {verdict(lower, upper, factor, self.at_most)}")
+        return verdict(lower, upper, self.factor, self.at_most), evidence
 
-    def paired(self, trials):
-        """The ratio from trials paired by boot and round, for context
-        beside the verdict (which stays the unpaired interval's, the rule
-        the targets were set with), or None with fewer than MIN_TRIALS
-        rounds whose reference is not 0."""
-        pairs = [p for p in round_pairs(trials, self.metric, self.variant,
-                                        self.reference) if p[1]]
-        if len(pairs) < MIN_TRIALS:
-            return None
-        ratio, lower, upper = paired_ratio_interval(pairs)
-        word = verdict(lower, upper, self.factor, self.at_most)
-        return (f"paired by round ({len(pairs)} rounds): {ratio:.3f}x, "
-                f"95% CI {lower:.3f}-{upper:.3f}, which alone would read "
-                f"{word}")
+
+def _layout(trials, variant):
+    """How many boots and rounds `variant`'s trials came from."""
+    boots = {t.get("boot") for t in trials if t["variant"] == variant}
+    rounds = sum(1 for t in trials if t["variant"] == variant)
+    return (f"{len(boots)} boot{'s' if len(boots) > 1 else ''}, "
+            f"{rounds} round{'s' if rounds > 1 else ''}")
 
 
 class Bound:
@@ -108,7 +116,7 @@ class Bound:
         self.text, self.metric, self.variant = text, metric, variant
         self.limit, self.at_most = limit, at_most
 
-    def check(self, stats):
+    def check(self, stats, _trials):
         """(verdict, evidence): a bound holds in every trial, or not."""
         try:
             mine = stats[self.variant][self.metric]
@@ -159,7 +167,10 @@ def _target(table):
     common = (table["text"], table["metric"], table["variant"])
     at_most = table.get("at_most", True)
     if "reference" in table:
-        return Target(*common, table["reference"], table["factor"], at_most)
+        was = ((table["was_factor"], table["was_why"])
+               if "was_factor" in table else None)
+        return Target(*common, table["reference"], table["factor"], at_most,
+                      was)
     return Bound(*common, table["limit"], at_most)
 
 

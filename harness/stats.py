@@ -5,7 +5,10 @@ their medians.  With a handful of trials per variant the ratio of two
 medians is itself noisy, so the verdict is read from a bootstrap 95%
 confidence interval of that ratio, not from the point estimate: met when
 the whole interval satisfies the target, missed when none of it does,
-and inconclusive otherwise.  The intervals of latencies pooled over all
+and inconclusive otherwise.  The interval resamples boots, then rounds
+(hierarchical_ratio_interval); until 2026-11-29 each variant's trials
+were resampled on their own (ratio_interval), which reports keep beside
+the verdict.  The intervals of latencies pooled over all
 requests (pooled_intervals) are context beside the verdicts, not
 verdicts.  Resampling uses a fixed seed, so a report rewritten from the
 same trials gives the same intervals."""
@@ -71,32 +74,42 @@ def _interval(estimate, resampled):
             _quantile(ordered, 1 - tail))
 
 
-def paired_ratio_interval(pairs, resamples=RESAMPLES, seed=SEED):
-    """(median ratio, lower, upper) of (mine, ref) pairs measured in the
-    same round: the median of mine / ref over the pairs, with the
-    bootstrap percentile interval from resampling whole pairs.  Pairing
-    cancels what a round shares, such as how fast the host ran the guest
-    then.  Pairs whose ref is 0 have no ratio and are left out; None if
-    no pair is left."""
-    ratios = [m / r for m, r in pairs if r]
-    if not ratios:
-        return None
-    rng = random.Random(seed)
-    return _interval(statistics.median(ratios),
-                     [statistics.median(rng.choices(ratios, k=len(ratios)))
-                      for _ in range(resamples)])
-
-
-def round_pairs(trials, metric, variant, reference):
-    """(variant's, reference's) `metric` from each boot and round in which
-    both were measured, in the order the trials list the rounds."""
-    by_round = {}
+def hierarchical_ratio_interval(trials, metric, variant, reference,
+                                resamples=RESAMPLES, seed=SEED):
+    """(ratio of medians, lower, upper) of `variant`'s `metric` over
+    `reference`'s in `trials`, with a hierarchical bootstrap percentile
+    interval: boots resampled, then rounds within each drawn boot, a
+    drawn round's trials of both variants together, as they ran.  What
+    one boot or round does to both variants (how fast the host ran the
+    guest then) stays paired, and what a boot does to one variant's
+    effect widens the interval as often as it happened.  A resample that
+    draws no trial of a variant is left out.  None if the reference's
+    median is 0, where no ratio exists."""
+    boots, values = {}, {variant: [], reference: []}
     for t in trials:
-        if t["variant"] in (variant, reference) and metric in t:
-            key = (t.get("boot"), t.get("round"))
-            by_round.setdefault(key, {})[t["variant"]] = t[metric]
-    return [(r[variant], r[reference]) for r in by_round.values()
-            if variant in r and reference in r]
+        if t["variant"] in values and metric in t:
+            values[t["variant"]].append(t[metric])
+            boots.setdefault(t.get("boot"), {}).setdefault(
+                t.get("round"), []).append((t["variant"], t[metric]))
+    if not values[variant] or not values[reference]:
+        raise ValueError("both variants need at least one trial")
+    ref_median = statistics.median(values[reference])
+    if ref_median == 0:
+        return None
+    boots = [list(rounds.values()) for rounds in boots.values()]
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        drawn = {variant: [], reference: []}
+        for rounds in rng.choices(boots, k=len(boots)):
+            for trials_of in rng.choices(rounds, k=len(rounds)):
+                for v, x in trials_of:
+                    drawn[v].append(x)
+        if drawn[variant] and drawn[reference]:
+            ratios.append(_ratio(statistics.median(drawn[variant]),
+                                 statistics.median(drawn[reference])))
+    return _interval(statistics.median(values[variant]) / ref_median,
+                     ratios)
 
 
 def share_over(values, limit):
@@ -150,8 +163,7 @@ def pooled_intervals(trials, pairs, pct, limit,
     (estimate, lower, upper) with a hierarchical bootstrap percentile
     interval: boots resampled, then rounds within each drawn boot, then
     requests within each drawn trial.  The variants' trials of a drawn
-    round come together, as they ran, so what a round shares cancels as
-    in paired_ratio_interval.  trials: (boot, round, variant, values).
+    round come together, as they ran, as in hierarchical_ratio_interval.  trials: (boot, round, variant, values).
     A resample that draws no trial of a variant leaves its pairs out;
     ratio is None where the reference's percentile is 0."""
     pooled, cuts, boots = {}, {}, {}

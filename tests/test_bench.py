@@ -192,20 +192,22 @@ class TargetTest(unittest.TestCase):
              "pct": {"p99": (100.0, 80.0, 130.0, 3, [80.0, 100.0, 130.0])},
              "zero": {"p99": (0, 0, 0, 3, [0, 0, 0])},
              "once": {"p99": (5.0, 5.0, 5.0, 1, [5.0])}}
+    # The trials behind STATS, a variant's i-th in round i of one boot.
+    TRIALS = [{"variant": v, "boot": 1, "round": i, "p99": x}
+              for v, m in STATS.items() for i, x in enumerate(m["p99"][4])]
 
     def test_ratio_met_and_missed_from_the_interval(self):
-        verdict, text = scenario.Target("t", "p99", "auto", "off", 0.1).check(
-            self.STATS)
+        verdict, text = scenario.Target("t", "p99", "auto", "off", 0.1).check(self.STATS, self.TRIALS)
         self.assertEqual(verdict, "met")
         self.assertIn("0.080x", text)
         self.assertIn("95% CI", text)
-        verdict, _ = scenario.Target("t", "p99", "auto", "off", 0.05).check(
-            self.STATS)
+        self.assertIn("over 1 boot, 3 rounds", text)
+        self.assertIn("the old rule: CI", text)
+        verdict, _ = scenario.Target("t", "p99", "auto", "off", 0.05).check(self.STATS, self.TRIALS)
         self.assertEqual(verdict, "MISSED")
 
     def test_overlap_is_inconclusive(self):
-        verdict, _ = scenario.Target("t", "p99", "pct", "off", 1.0).check(
-            self.STATS)
+        verdict, _ = scenario.Target("t", "p99", "pct", "off", 1.0).check(self.STATS, self.TRIALS)
         self.assertEqual(verdict, "inconclusive")
 
     def test_one_trial_is_no_interval(self):
@@ -213,32 +215,30 @@ class TargetTest(unittest.TestCase):
         # read as certainty.
         for mine, ref in (("once", "off"), ("auto", "once")):
             verdict, text = scenario.Target("t", "p99", mine, ref,
-                                            0.1).check(self.STATS)
+                                            0.1).check(self.STATS, self.TRIALS)
             self.assertEqual(verdict, "inconclusive")
             self.assertIn("1 trial", text)
         # No ratio exists whatever the number of trials.
         verdict, text = scenario.Target("t", "p99", "once", "zero",
-                                        1).check(self.STATS)
+                                        1).check(self.STATS, self.TRIALS)
         self.assertIsNone(verdict)
         self.assertIn("the reference is 0", text)
 
     def test_zero_reference_is_not_judged(self):
-        verdict, text = scenario.Target("t", "p99", "auto", "zero", 1).check(
-            self.STATS)
+        verdict, text = scenario.Target("t", "p99", "auto", "zero", 1).check(self.STATS, self.TRIALS)
         self.assertIsNone(verdict)
         self.assertIn("the reference is 0", text)
 
     def test_unmeasured_is_not_judged(self):
         verdict, text = scenario.Target("t", "p99", "userspace", "off",
-                                     1).check(self.STATS)
+                                     1).check(self.STATS, self.TRIALS)
         self.assertIsNone(verdict)
         self.assertEqual(text, "not measured")
 
     def test_bound_uses_the_worst_trial(self):
-        self.assertEqual(scenario.Bound("t", "p99", "auto", 8.5).check(
-            self.STATS)[0], "MISSED")
+        self.assertEqual(scenario.Bound("t", "p99", "auto", 8.5).check(self.STATS, self.TRIALS)[0], "MISSED")
         self.assertEqual(scenario.Bound("t", "p99", "auto", 7.0,
-                                     at_most=False).check(self.STATS)[0],
+                                     at_most=False).check(self.STATS, self.TRIALS)[0],
                          "met")
 
 

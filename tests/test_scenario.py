@@ -2,7 +2,7 @@ import os
 import tempfile
 import unittest
 
-from harness import scenario
+from harness import bench, scenario
 from harness.common import GUEST
 
 BENCH = os.path.join(GUEST, "bench")
@@ -92,27 +92,42 @@ class DeclaredTest(unittest.TestCase):
                 self.assertLessEqual(set(s.pressure.exempt), variants)
 
 
-class PairedTargetTest(unittest.TestCase):
-    def target(self):
-        return scenario.Target("t", "x", "auto", "off", 1.0, at_most=True)
-
-    def test_reads_the_rounds_ratios(self):
-        # auto is 0.8x of off in every round, however fast the round ran.
+class TargetVerdictTest(unittest.TestCase):
+    def test_verdict_keeps_the_rounds_paired(self):
+        # auto is 0.8x of off in every round, however fast the round ran:
+        # met, where resampling each variant alone, the old rule, cannot
+        # tell.
         trials = []
         for rnd, speed in enumerate([1, 3, 2], start=1):
             trials += [{"variant": "off", "boot": 1, "round": rnd,
                         "x": 10 * speed},
                        {"variant": "auto", "boot": 1, "round": rnd,
                         "x": 8 * speed}]
-        text = self.target().paired(trials)
-        self.assertEqual(text, "paired by round (3 rounds): 0.800x, 95% CI "
-                               "0.800-0.800, which alone would read met")
+        stats = bench.summarize(trials)
+        word, text = scenario.Target("t", "x", "auto", "off", 0.9).check(
+            stats, trials)
+        self.assertEqual(word, "met")
+        self.assertIn("ratio 0.800x, 95% CI 0.800-0.800 over 1 boot, "
+                      "3 rounds", text)
+        self.assertIn("the old rule: CI 0.267-", text)
+        self.assertTrue(text.endswith("inconclusive"))
 
-    def test_none_with_too_few_rounds(self):
-        trials = [{"variant": "off", "boot": 1, "round": 1, "x": 1},
-                  {"variant": "auto", "boot": 1, "round": 1, "x": 1},
-                  {"variant": "auto", "boot": 1, "round": 2, "x": 1}]
-        self.assertIsNone(self.target().paired(trials))
+    def test_a_changed_target_keeps_the_old_one_beside(self):
+        # auto is 1.02x of off in every round: within a 5% margin, but
+        # not at most off's, the target it had before.
+        trials = []
+        for rnd, speed in enumerate([1, 3, 2], start=1):
+            trials += [{"variant": "off", "boot": 1, "round": rnd,
+                        "x": 100 * speed},
+                       {"variant": "auto", "boot": 1, "round": rnd,
+                        "x": 102 * speed}]
+        target = scenario.Target("t", "x", "auto", "off", 1.05,
+                                 was=(1.0, "a superiority test"))
+        word, text = target.check(bench.summarize(trials), trials)
+        self.assertEqual(word, "met")
+        self.assertTrue(text.endswith(
+            "; the target was 1.0x (a superiority test), which reads "
+            "MISSED"))
 
 
 if __name__ == "__main__":

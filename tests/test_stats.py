@@ -69,38 +69,80 @@ class PressureRuleTest(unittest.TestCase):
                          "none of the 4 trials was rejected.")
 
 
-class PairedRatioTest(unittest.TestCase):
+class HierarchicalRatioTest(unittest.TestCase):
+    @staticmethod
+    def trials(values):
+        """Trials of metric x from {(boot, round): (a's, ref's)}."""
+        out = []
+        for (boot, rnd), pair in values.items():
+            out += [{"variant": v, "boot": boot, "round": rnd, "x": x}
+                    for v, x in zip(("a", "ref"), pair) if x is not None]
+        return out
+
+    @staticmethod
+    def simulated(rng, boots, rounds, boot_effect=0.2, noise=0.1):
+        """Trials in which a's effect on x varies from boot to boot,
+        lognormally around 1, with lognormal noise in each trial."""
+        values = {}
+        for boot in range(boots):
+            effect = rng.lognormvariate(0, boot_effect)
+            for rnd in range(rounds):
+                values[boot, rnd] = (effect * rng.lognormvariate(0, noise),
+                                     rng.lognormvariate(0, noise))
+        return HierarchicalRatioTest.trials(values)
+
     def test_round_effect_cancels(self):
-        # Each round runs the host at its own speed; mine is 0.9x of ref
-        # in every round, which the unpaired interval cannot see.
+        # Each round runs the host at its own speed; a is 0.9x of ref in
+        # every round, which resampling each variant alone cannot see.
         speeds = [1.0, 1.6, 0.7, 1.3, 0.9, 1.5]
-        pairs = [(0.9 * s, s) for s in speeds]
-        point, lower, upper = stats.paired_ratio_interval(pairs)
-        self.assertAlmostEqual(point, 0.9)
-        self.assertAlmostEqual(lower, 0.9)
-        self.assertAlmostEqual(upper, 0.9)
-        _, ulower, uupper = stats.ratio_interval([m for m, _ in pairs],
-                                                 [r for _, r in pairs])
-        self.assertGreater(uupper, 1.0)
-        self.assertLess(ulower, 0.9)
+        trials = self.trials({(1 + i // 3, i % 3): (0.9 * s, s)
+                              for i, s in enumerate(speeds)})
+        for got in stats.hierarchical_ratio_interval(trials, "x", "a",
+                                                     "ref"):
+            self.assertAlmostEqual(got, 0.9)
+        _, lower, upper = stats.ratio_interval([0.9 * s for s in speeds],
+                                               speeds)
+        self.assertGreater(upper, 1.0)
+        self.assertLess(lower, 0.9)
+
+    def test_covers_an_effect_that_varies_by_boot(self):
+        # The effect differs from boot to boot, as stream's auto/off
+        # ranged 1.03-1.31x over six runs: resampling boots keeps that in
+        # the interval, resampling each variant's trials alone loses it.
+        # With one boot no interval can know it.
+        rng = random.Random(7)
+        covered = {"boots": 0, "alone": 0, "one boot": 0}
+        for _ in range(200):
+            trials = self.simulated(rng, 5, 5)
+            _, lower, upper = stats.hierarchical_ratio_interval(
+                trials, "x", "a", "ref", resamples=200)
+            covered["boots"] += lower <= 1 <= upper
+            _, lower, upper = stats.ratio_interval(
+                [t["x"] for t in trials if t["variant"] == "a"],
+                [t["x"] for t in trials if t["variant"] == "ref"],
+                resamples=200)
+            covered["alone"] += lower <= 1 <= upper
+            _, lower, upper = stats.hierarchical_ratio_interval(
+                self.simulated(rng, 1, 6), "x", "a", "ref", resamples=200)
+            covered["one boot"] += lower <= 1 <= upper
+        self.assertGreaterEqual(covered["boots"], 180)
+        self.assertLess(covered["alone"], covered["boots"] - 10)
+        self.assertLess(covered["one boot"], 150)
+
+    def test_a_resample_without_a_variant_is_left_out(self):
+        # Boot 2 ran only a: resamples of boot 2 alone have no ratio.
+        trials = self.trials({(1, 1): (2, 4), (2, 1): (3, None)})
+        point, lower, upper = stats.hierarchical_ratio_interval(
+            trials, "x", "a", "ref")
+        self.assertEqual(point, 2.5 / 4)
+        self.assertEqual((lower, upper), (0.5, 0.625))
 
     def test_no_ratio_without_a_nonzero_reference(self):
-        self.assertIsNone(stats.paired_ratio_interval([(1, 0), (2, 0)]))
-        self.assertEqual(stats.paired_ratio_interval([(1, 0), (3, 6)]),
-                         (0.5, 0.5, 0.5))
-
-    def test_round_pairs_match_boot_and_round(self):
-        trials = [
-            {"variant": "a", "boot": 1, "round": 1, "x": 2},
-            {"variant": "off", "boot": 1, "round": 1, "x": 4},
-            {"variant": "a", "boot": 1, "round": 2, "x": 3},
-            {"variant": "a", "boot": 2, "round": 1, "x": 5},
-            {"variant": "off", "boot": 2, "round": 1, "x": 10},
-            {"variant": "off", "boot": 2, "round": 2},
-            {"variant": "other", "boot": 2, "round": 2, "x": 1},
-        ]
-        self.assertEqual(stats.round_pairs(trials, "x", "a", "off"),
-                         [(2, 4), (5, 10)])
+        trials = self.trials({(1, 1): (1, 0), (1, 2): (2, 0)})
+        self.assertIsNone(stats.hierarchical_ratio_interval(
+            trials, "x", "a", "ref"))
+        with self.assertRaises(ValueError):
+            stats.hierarchical_ratio_interval(trials, "x", "a", "other")
 
 
 class PooledTest(unittest.TestCase):
