@@ -60,7 +60,7 @@ class Target:
         self.text, self.metric = text, metric
         self.variant, self.reference = variant, reference
         self.factor, self.at_most = factor, at_most
-        # (factor, when and why it changed): a target changed after a
+        # (old factor, when and why it changed): a target changed after a
         # result keeps the old one, whose verdict the evidence gives too.
         self.was = was
 

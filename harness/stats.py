@@ -74,6 +74,14 @@ def _interval(estimate, resampled):
             _quantile(ordered, 1 - tail))
 
 
+def _resampled_rounds(rng, boots):
+    """The rounds of one hierarchical resample of `boots`, each a list of
+    its rounds: boots drawn with replacement, then rounds within each
+    drawn boot."""
+    for rounds in rng.choices(boots, k=len(boots)):
+        yield from rng.choices(rounds, k=len(rounds))
+
+
 def hierarchical_ratio_interval(trials, metric, variant, reference,
                                 resamples=RESAMPLES, seed=SEED):
     """(ratio of medians, lower, upper) of `variant`'s `metric` over
@@ -101,10 +109,9 @@ def hierarchical_ratio_interval(trials, metric, variant, reference,
     ratios = []
     for _ in range(resamples):
         drawn = {variant: [], reference: []}
-        for rounds in rng.choices(boots, k=len(boots)):
-            for trials_of in rng.choices(rounds, k=len(rounds)):
-                for v, x in trials_of:
-                    drawn[v].append(x)
+        for trials_of in _resampled_rounds(rng, boots):
+            for v, x in trials_of:
+                drawn[v].append(x)
         if drawn[variant] and drawn[reference]:
             ratios.append(_ratio(statistics.median(drawn[variant]),
                                  statistics.median(drawn[reference])))
@@ -191,11 +198,10 @@ def pooled_intervals(trials, pairs, pct, limit,
     shares = {pair: [] for pair in pairs}
     for _ in range(resamples):
         drawn = {}
-        for rounds in rng.choices(boots, k=len(boots)):
-            for trials_of in rng.choices(rounds, k=len(rounds)):
-                for variant, trial in trials_of.items():
-                    if variant in wanted:
-                        drawn.setdefault(variant, []).append(trial)
+        for trials_of in _resampled_rounds(rng, boots):
+            for variant, trial in trials_of.items():
+                if variant in wanted:
+                    drawn.setdefault(variant, []).append(trial)
         figures = {v: _pooled_draw(rng, ts, cuts[v], pct, limit)
                    for v, ts in drawn.items()}
         for mine, ref in pairs:

@@ -93,16 +93,23 @@ class DeclaredTest(unittest.TestCase):
 
 
 class TargetVerdictTest(unittest.TestCase):
+    @staticmethod
+    def rounds(off, auto):
+        """Trials of metric x in three rounds of one boot, each round at
+        its own speed, off and auto at `off` and `auto` times it."""
+        trials = []
+        for rnd, speed in enumerate([1, 3, 2], start=1):
+            trials += [{"variant": "off", "boot": 1, "round": rnd,
+                        "x": off * speed},
+                       {"variant": "auto", "boot": 1, "round": rnd,
+                        "x": auto * speed}]
+        return trials
+
     def test_verdict_keeps_the_rounds_paired(self):
         # auto is 0.8x of off in every round, however fast the round ran:
         # met, where resampling each variant alone, the old rule, cannot
         # tell.
-        trials = []
-        for rnd, speed in enumerate([1, 3, 2], start=1):
-            trials += [{"variant": "off", "boot": 1, "round": rnd,
-                        "x": 10 * speed},
-                       {"variant": "auto", "boot": 1, "round": rnd,
-                        "x": 8 * speed}]
+        trials = self.rounds(10, 8)
         stats = bench.summarize(trials)
         word, text = scenario.Target("t", "x", "auto", "off", 0.9).check(
             stats, trials)
@@ -115,12 +122,7 @@ class TargetVerdictTest(unittest.TestCase):
     def test_a_changed_target_keeps_the_old_one_beside(self):
         # auto is 1.02x of off in every round: within a 5% margin, but
         # not at most off's, the target it had before.
-        trials = []
-        for rnd, speed in enumerate([1, 3, 2], start=1):
-            trials += [{"variant": "off", "boot": 1, "round": rnd,
-                        "x": 100 * speed},
-                       {"variant": "auto", "boot": 1, "round": rnd,
-                        "x": 102 * speed}]
+        trials = self.rounds(100, 102)
         target = scenario.Target("t", "x", "auto", "off", 1.05,
                                  was=(1.0, "a superiority test"))
         word, text = target.check(bench.summarize(trials), trials)
