@@ -56,7 +56,7 @@ LRU_TESTS="test_bgr_pagecache test_bgr_anon_swap test_bgr_swap_high
 case $bgreclaim_set in
 all) bgreclaim_args=() ;;
 # shellcheck disable=SC2206 # one word per test
-numa) bgreclaim_args=($LRU_TESTS test_bgr_pool_bound) ;;
+numa) bgreclaim_args=($LRU_TESTS test_bgr_pool_bound test_bgr_cpuset_nodes) ;;
 debug) bgreclaim_args=(-x test_bgr_backoff_narrow -x test_bgr_cpu_max
 	-x test_bgr_cpu_max_ancestor -x test_bgr_cpu_weight
 	-x test_bgr_worker_share) ;;
