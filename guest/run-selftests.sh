@@ -43,7 +43,7 @@ LRU_TESTS="test_bgr_pagecache test_bgr_anon_swap test_bgr_swap_high
 	test_bgr_socket_pressure test_bgr_ancestor test_bgr_backoff
 	test_bgr_backoff_recovery test_bgr_rmdir_running test_bgr_high_backstop
 	test_bgr_relief test_bgr_one_reclaimer test_bgr_own_protection
-	test_bgr_auto_gap"
+	test_bgr_auto_gap test_bgr_cpuset_nodes"
 
 # The plain pass of test_bgreclaim: every test, or on a guest of two
 # nodes the ones where the node layout matters (reclaim from per-node
@@ -56,7 +56,7 @@ LRU_TESTS="test_bgr_pagecache test_bgr_anon_swap test_bgr_swap_high
 case $bgreclaim_set in
 all) bgreclaim_args=() ;;
 # shellcheck disable=SC2206 # one word per test
-numa) bgreclaim_args=($LRU_TESTS test_bgr_pool_bound test_bgr_cpuset_nodes) ;;
+numa) bgreclaim_args=($LRU_TESTS test_bgr_pool_bound) ;;
 debug) bgreclaim_args=(-x test_bgr_backoff_narrow -x test_bgr_cpu_max
 	-x test_bgr_cpu_max_ancestor -x test_bgr_cpu_weight
 	-x test_bgr_worker_share) ;;
