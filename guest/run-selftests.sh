@@ -48,9 +48,9 @@ LRU_TESTS="test_bgr_pagecache test_bgr_anon_swap test_bgr_swap_high
 # The plain pass of test_bgreclaim: every test, or on a guest of two
 # nodes the ones where the node layout matters (reclaim from per-node
 # lruvecs, the pool spread over every node's CPUs), or on the debug
-# kernel all but five that only measure: CPU shares and give-ups over
-# fixed windows, which KASAN stretches to 19-46 s each (5-19 s on the
-# lean kernel, which judges them) and whose code paths
+# kernel all but six that only measure: CPU shares, give-ups and
+# latencies over fixed windows, which KASAN stretches to 19-46 s each
+# (5-19 s on the lean kernel, which judges them) and whose code paths
 # test_bgr_rmdir_pending (a worker paused by cpu.max),
 # test_bgr_starved_tenant and test_bgr_backoff run.
 case $bgreclaim_set in
@@ -59,7 +59,7 @@ all) bgreclaim_args=() ;;
 numa) bgreclaim_args=($LRU_TESTS test_bgr_pool_bound) ;;
 debug) bgreclaim_args=(-x test_bgr_backoff_narrow -x test_bgr_cpu_max
 	-x test_bgr_cpu_max_ancestor -x test_bgr_cpu_weight
-	-x test_bgr_worker_share) ;;
+	-x test_bgr_worker_share -x test_bgr_lock_wait) ;;
 # The 6.12 backport: all but a test whose bound was within 10% of what it
 # measured (backports/6.12/README.md).
 backport) bgreclaim_args=(-x test_bgr_gives_way) ;;
