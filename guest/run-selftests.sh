@@ -44,6 +44,7 @@ LRU_TESTS="test_bgr_pagecache test_bgr_anon_swap test_bgr_swap_high
 	test_bgr_backoff_recovery test_bgr_rmdir_running test_bgr_high_backstop
 	test_bgr_relief test_bgr_one_reclaimer test_bgr_own_protection
 	test_bgr_auto_gap test_bgr_cpuset_nodes"
+mglru_tests=$LRU_TESTS
 
 # The plain pass of test_bgreclaim: every test, or on a guest of two
 # nodes the ones where the node layout matters (reclaim from per-node
@@ -62,7 +63,9 @@ debug) bgreclaim_args=(-x test_bgr_backoff_narrow -x test_bgr_cpu_max
 	-x test_bgr_worker_share -x test_bgr_lock_wait) ;;
 # The 6.12 backport: all but a test whose bound was within 10% of what it
 # measured (backports/6.12/README.md).
-backport) bgreclaim_args=(-x test_bgr_gives_way) ;;
+backport) bgreclaim_args=(-x test_bgr_gives_way)
+	# 7.3's only: the backport reclaims every node alike.
+	mglru_tests=${LRU_TESTS/test_bgr_cpuset_nodes/} ;;
 *) echo "run-selftests.sh: no test set $bgreclaim_set"
 	guest_finish "$results" 1; exit 1 ;;
 esac
@@ -128,7 +131,7 @@ if [ -x cgroup/test_bgreclaim ]; then
 		echo y > /sys/kernel/mm/lru_gen/enabled
 		# shellcheck disable=SC2086 # one word per test
 		(cd cgroup && tap_program test_bgreclaim-mglru-zswap \
-			"$timeout" ./test_bgreclaim $LRU_TESTS) |
+			"$timeout" ./test_bgreclaim $mglru_tests) |
 			tee -a "$results/tap.txt"
 		echo n > /sys/kernel/mm/lru_gen/enabled
 	fi
