@@ -8,7 +8,7 @@ import time
 import unittest
 
 from . import (baseline, bases, bench, bisect, build, deps, guest_run,
-               kconfig, mutants, stalls, tree)
+               kconfig, lockstat, mutants, stalls, tree)
 from .common import REPO, HarnessError, log
 
 
@@ -130,6 +130,38 @@ def cmd_stalls(args):
     return 0
 
 
+def cmd_locks(args):
+    """Which locks tasks waited for longest in a lockstat run, by variant,
+    summed over its trials."""
+    path = os.path.join(args.rundir, "trials.jsonl")
+    if not os.path.isfile(path):
+        raise HarnessError(f"{args.rundir}: no trials.jsonl; give the run "
+                           "directory of a lockstat scenario "
+                           "(build/runs/bench-BASE-service-locks-N)")
+    totals = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            trial = json.loads(line)
+            if "lock_stat_file" not in trial:
+                continue
+            with open(os.path.join(args.rundir, trial["lock_stat_file"]),
+                      encoding="utf-8") as t:
+                classes = lockstat.parse(t.read())
+            into = totals.setdefault(trial["variant"], {})
+            for name, c in classes.items():
+                into[name] = lockstat.add(into.get(name), c)
+    if not totals:
+        raise HarnessError(f"{args.rundir}: no trial kept a lock_stat table")
+    for variant, classes in totals.items():
+        print(f"{variant}: class, contentions, wait ms, longest wait ms, "
+              "hold ms")
+        for name, c in lockstat.top(classes, args.top):
+            print(f"  {name:40} {c['contentions']:9.0f} "
+                  f"{c['wait_us'] / 1e3:10.1f} {c['wait_max_us'] / 1e3:8.1f} "
+                  f"{c['hold_us'] / 1e3:10.1f}")
+    return 0
+
+
 def cmd_repeat(args):
     """Run some test programs many times in one boot; tally the results."""
     if args.rounds < 1:
@@ -186,18 +218,23 @@ def cmd_bench(args):
     base = bases.get(args.base)
     if args.report_only:
         deps.ensure_venv()    # the plots need matplotlib
-    else:
-        _prepare(base, args.variant)
+    prepared = set()
     failed = False
     for name in names:
         scenario = bench.SCENARIOS[name]
+        # A scenario that needs a kernel of its own (lock statistics)
+        # names its config; the others run on --variant's.
+        config = scenario.config or args.variant
         if args.report_only:
             trials, env, problems = bench.load_run(scenario)
         else:
+            if config not in prepared:
+                _prepare(base, config)
+                prepared.add(config)
             started = time.monotonic()
-            trials, problems = bench.run_scenario(base, scenario,
-                                                  args.variant, args.rounds)
-            env = bench.environment(base, scenario, args.variant,
+            trials, problems = bench.run_scenario(base, scenario, config,
+                                                  args.rounds)
+            env = bench.environment(base, scenario, config,
                                     time.monotonic() - started)
         if not trials:
             problems.append("no trial produced results")
@@ -332,6 +369,14 @@ def main(argv=None):
     p.add_argument("--threshold-ms", type=float, default=50,
                    help="a request slower than this is slow")
     p.add_argument("--json", action="store_true")
+    p = add("locks", cmd_locks,
+            "the locks tasks waited for longest in a lockstat run",
+            base=None)
+    p.add_argument("rundir", metavar="RUNDIR",
+                   help="build/runs/bench-BASE-SCENARIO-N of a scenario "
+                   "run on the lockstat config")
+    p.add_argument("--top", type=int, default=12,
+                   help="how many classes to list per variant")
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -13,6 +13,7 @@ LEAN_FRAGMENT = "lean.config"
 VARIANTS = {
     "lean": [],
     "debug": ["debug.config"],
+    "lockstat": ["lockstat.config"],
 }
 # Options our patches introduce: merged last, and only onto a tree that has
 # the series applied (on the bare base Kconfig would drop them).

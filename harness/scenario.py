@@ -11,6 +11,7 @@ import os
 import statistics
 import tomllib
 
+from . import kconfig
 from .stats import (INCONCLUSIVE, MET, MIN_TRIALS, MISSED, PressureRule,
                     hierarchical_ratio_interval, ratio_interval, verdict)
 
@@ -139,7 +140,9 @@ class Scenario:
     """boots: list of (unpatched, variants), unpatched when the boot is
     of the unpatched base; every boot runs `rounds` on a VM of `cpus`
     vCPUs, with clocks that count instructions if `icount` and the trace
-    events `trace_events` enabled from boot (see vm.boot).  fits: Fit metrics derived from the trials
+    events `trace_events` enabled from boot (see vm.boot), on the kernel
+    of config variant `config` (None: the one `bench --variant` names).
+    fits: Fit metrics derived from the trials
     when the report is written.  script: the guest script in guest/bench/
     that runs the trials, the name of the .toml that declares the scenario
     (scenarios that differ only in variants or clock share one).
@@ -147,13 +150,14 @@ class Scenario:
 
     def __init__(self, name, title, boots, rounds, metrics, targets,
                  what, script, cpus=2, icount=False, fits=(),
-                 pressure=None, trace_events=()):
+                 pressure=None, trace_events=(), config=None):
         self.name, self.title, self.boots = name, title, boots
         self.rounds, self.metrics, self.targets = rounds, metrics, targets
         self.what, self.cpus, self.icount = what, cpus, icount
         self.fits, self.script = fits, script
         self.pressure = pressure
         self.trace_events = tuple(trace_events)
+        self.config = config
 
     def derive(self, trials):
         """The trials with every Fit's metric added."""
@@ -181,11 +185,15 @@ def _scenario(table, script):
     base that runs those."""
     known = {"name", "title", "variants", "boots", "base_variants",
              "rounds", "metrics", "target", "fit", "pressure", "what",
-             "cpus", "icount", "trace_events"}
+             "cpus", "icount", "trace_events", "config"}
     unknown = set(table) - known
     if unknown:
         raise ValueError(f"{script}.toml: {table.get('name')}: unknown "
                          f"keys {', '.join(sorted(unknown))}")
+    if table.get("config", "lean") not in kconfig.VARIANTS:
+        raise ValueError(f"{script}.toml: {table.get('name')}: config "
+                         f"{table['config']!r} is no variant of "
+                         f"configs/ ({', '.join(kconfig.VARIANTS)})")
     boots = []
     for _ in range(table.get("boots", 1)):
         if "base_variants" in table:
@@ -203,7 +211,8 @@ def _scenario(table, script):
                                            pressure["minimum"],
                                            tuple(pressure.get("exempt",
                                                               ()))),
-        trace_events=table.get("trace_events", ()))
+        trace_events=table.get("trace_events", ()),
+        config=table.get("config"))
 
 
 def load_all(directory):

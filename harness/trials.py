@@ -7,6 +7,7 @@ import json
 import os
 import re
 
+from . import lockstat
 from .common import HarnessError
 
 
@@ -225,4 +226,9 @@ def derive(trial, rundir):
         _derive_pool(trial, rundir)
     if "waits_file" in trial:
         _derive_waits(trial, rundir)
+    if "lock_stat_file" in trial:
+        # The file stays named: the report lists its longest waits.
+        with open(os.path.join(rundir, trial["lock_stat_file"]),
+                  encoding="utf-8") as f:
+            trial.update(lockstat.figures(lockstat.parse(f.read())))
     return trial

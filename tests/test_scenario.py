@@ -58,6 +58,15 @@ class LoadTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "unknown keys round"):
             self.load(OVERHEAD_LIKE.replace("rounds = 3", "round = 3"))
 
+    def test_a_scenario_names_a_kernel_config_of_configs(self):
+        s = self.load(OVERHEAD_LIKE.replace("rounds = 3",
+                                            'rounds = 3\nconfig = "debug"'))
+        self.assertEqual(s["pair"].config, "debug")
+        self.assertIsNone(self.load(OVERHEAD_LIKE)["pair"].config)
+        with self.assertRaisesRegex(ValueError, "config 'fast' is no"):
+            self.load(OVERHEAD_LIKE.replace("rounds = 3",
+                                            'rounds = 3\nconfig = "fast"'))
+
     def test_a_name_declared_twice_is_refused(self):
         with self.assertRaisesRegex(ValueError, "declared twice"):
             self.load(OVERHEAD_LIKE + OVERHEAD_LIKE.split("\n\n")[0] + "\n")

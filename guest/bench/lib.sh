@@ -231,3 +231,23 @@ sample_usage() {
 
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc; }
+
+# Lock statistics, on a kernel with /proc/lock_stat (the scenarios that
+# declare config = "lockstat"); elsewhere both do nothing.  Start clears
+# the table and starts counting; stop keeps the table as
+# lockstat/$TRIAL_ID.txt and prints that name, for the host to read
+# where tasks waited for locks while the workload ran.
+LOCK_STAT=/proc/lock_stat
+
+lock_stats_start() {
+	[ -e "$LOCK_STAT" ] || return 0
+	echo 0 > "$LOCK_STAT" && echo 1 > /proc/sys/kernel/lock_stat
+}
+
+lock_stats_stop() {
+	[ -e "$LOCK_STAT" ] || return 0
+	echo 0 > /proc/sys/kernel/lock_stat
+	mkdir -p "$RESULTS/lockstat"
+	cp "$LOCK_STAT" "$RESULTS/lockstat/$TRIAL_ID.txt" || return 1
+	echo "lock_stat_file lockstat/$TRIAL_ID.txt"
+}

@@ -103,8 +103,10 @@ trial() {
 	if [ "$scenario" = service-trace ]; then
 		trace_on || return 1
 	fi
+	lock_stats_start || return 1
 	out=$("$BIN/mcload" "$SERVICE_PORT" get "$SERVICE_ITEMS" "$SERVICE_RATE" \
 		"$SERVICE_SECONDS" "$lat") || return 1
+	lock_stats_stop || return 1
 	if [ "$scenario" = service-trace ]; then
 		trace_off "$(pgrep -x memcached)" || return 1
 	fi

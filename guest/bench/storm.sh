@@ -23,10 +23,12 @@ trial() {
 	done
 	cpu0=$(cpu_ticks)
 	start=$(now)
+	lock_stats_start || return 1
 	release_held
 	sample_usage "$BENCH_CG" > "$SCRATCH/storm.usage" &
 	local sampler=$! rc=0
 	wait_workload || rc=1
+	lock_stats_stop || rc=1
 	wall=$(elapsed "$start")
 	kill "$sampler"
 	wait "$sampler" 2> /dev/null
