@@ -29,6 +29,11 @@ _SHRINK = re.compile(r"nr_scanned=(?P<scanned>\d+) nr_reclaimed=(?P<reclaimed>\d
                      r" nr_dirty=(?P<dirty>\d+) .* nr_activate_anon=(?P<act_anon>\d+)"
                      r" nr_activate_file=(?P<act_file>\d+) .*flags=(?P<flags>\S+)")
 SHRINK_KEYS = ("scanned", "reclaimed", "activated", "dirty")
+# A folio entering or leaving a file's page cache; ofs is in bytes.
+_PAGECACHE = re.compile(r"dev (?P<dev>\d+:\d+) ino (?P<ino>[0-9a-f]+) "
+                        r"pfn=\S+ ofs=(?P<ofs>\d+) order=(?P<order>\d+)")
+PAGECACHE_KEYS = ("added", "read_again", "removed_background",
+                  "removed_other")
 
 
 def _merge(windows):
@@ -149,6 +154,53 @@ def shrink_totals(events, tids):
     return totals
 
 
+def page_cache_churn(events):
+    """What each file's page cache went through over the trial: {(dev,
+    inode): {added, read_again, removed_background, removed_other}} in
+    pages.  read_again counts pages added after the trace saw them
+    removed (a lower bound of refaults: pages removed before the trace
+    began are missed); a removal is "background" when the task removing
+    the page is one that began a background reclaim run."""
+    events = list(events)
+    workers = {pid for _, _, pid, event, _ in events
+               if event == "mm_vmscan_memcg_bgreclaim_begin"}
+    removed, churn = set(), {}
+    for _, _, pid, event, fields in events:
+        if event not in ("mm_filemap_add_to_page_cache",
+                         "mm_filemap_delete_from_page_cache"):
+            continue
+        m = _PAGECACHE.search(fields)
+        if not m:
+            continue
+        f = (m["dev"], int(m["ino"], 16))
+        t = churn.setdefault(f, dict.fromkeys(PAGECACHE_KEYS, 0))
+        first, pages = int(m["ofs"]) // 4096, 1 << int(m["order"])
+        keys = {(f, first + i) for i in range(pages)}
+        if event == "mm_filemap_add_to_page_cache":
+            t["added"] += pages
+            t["read_again"] += len(keys & removed)
+            removed -= keys
+        else:
+            who = "background" if pid in workers else "other"
+            t[f"removed_{who}"] += pages
+            removed |= keys
+    return churn
+
+
+def _file_names(path):
+    """{(dev, inode): name} from the lines "MAJOR:MINOR INODE NAME" that
+    the guest wrote beside a trace; {} without that file."""
+    if not os.path.exists(path):
+        return {}
+    names = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            cols = line.split(maxsplit=2)
+            if len(cols) == 3:
+                names[(cols[0], int(cols[1]))] = cols[2].strip()
+    return names
+
+
 def _read_lines(path):
     with open(path, encoding="utf-8") as f:
         return f.read().split()
@@ -164,12 +216,16 @@ def trial_report(rundir, trial, rate, threshold_us):
     with open(trace, encoding="utf-8", errors="replace") as f:
         events = list(parse(f.read()))
     states, cpu, reclaim = attribute(events, tids, windows)
+    names = _file_names(trace[:-len(".trace")] + ".files")
+    churn = {names.get(f, f"{f[0]} inode {f[1]}"): t
+             for f, t in page_cache_churn(events).items()}
     return {"variant": trial["variant"], "round": trial["round"],
             "slow": sum(x > threshold_us for x in lat), "requests": len(lat),
             "stalls": len(windows),
             "stall_s": sum(w1 - w0 for w0, w1 in windows),
             "thread_states_s": states, "cpu_by_comm_s": cpu,
             "reclaim_s": reclaim, "shrink": shrink_totals(events, tids),
+            "page_cache": churn,
             "trace_overrun": trial.get("trace_overrun", 0)}
 
 
@@ -194,6 +250,12 @@ def render(reports, top=4):
             out.append(f"  {who} reclaim over the trial: " + "; ".join(
                 f"{lru} " + ", ".join(f"{k} {v}" for k, v in t.items())
                 for lru, t in sorted(lrus.items())))
+        churn = sorted(r.get("page_cache", {}).items(),
+                       key=lambda kv: -kv[1]["read_again"])
+        for name, t in churn[:top]:
+            if t["read_again"]:
+                out.append(f"  page cache of {name}: " + ", ".join(
+                    f"{k.replace('_', ' ')} {v}" for k, v in t.items()))
         if not s:
             continue
         states = ", ".join(f"{k} {r['thread_states_s'].get(k, 0):.2f} s"

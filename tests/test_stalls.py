@@ -66,5 +66,31 @@ class StallTest(unittest.TestCase):
         self.assertFalse(any(reclaim.values()))
 
 
+# The worker (300) removes pages 0-1 of file 0x2a (a two-page folio) and
+# page 5 of file 0x2b; the reader (400) adds pages 0 and 1 of 0x2a back
+# and a page 9 never removed; memcached (100) removes page 7 of 0x2b.
+CHURN = """\
+ kworker/u8:1-300 [000] ..... 10.100000: mm_vmscan_memcg_bgreclaim_begin: cgroup_id=7 usage=1 high_wmark=1 low_wmark=1
+ kworker/u8:1-300 [000] ..... 10.110000: mm_filemap_delete_from_page_cache: dev 254:16 ino 2a pfn=0x100 ofs=0 order=1
+ kworker/u8:1-300 [000] ..... 10.120000: mm_filemap_delete_from_page_cache: dev 254:16 ino 2b pfn=0x200 ofs=20480 order=0
+ memcached-100   [001] ..... 10.130000: mm_filemap_delete_from_page_cache: dev 254:16 ino 2b pfn=0x300 ofs=28672 order=0
+ pacedread-400   [001] ..... 10.200000: mm_filemap_add_to_page_cache: dev 254:16 ino 2a pfn=0x400 ofs=0 order=0
+ pacedread-400   [001] ..... 10.210000: mm_filemap_add_to_page_cache: dev 254:16 ino 2a pfn=0x401 ofs=4096 order=0
+ pacedread-400   [001] ..... 10.220000: mm_filemap_add_to_page_cache: dev 254:16 ino 2a pfn=0x402 ofs=36864 order=0
+ pacedread-400   [001] ..... 10.230000: mm_filemap_add_to_page_cache: dev 254:16 ino 2a pfn=0x403 ofs=0 order=0
+"""
+
+
+class PageCacheTest(unittest.TestCase):
+    def test_pages_read_again_and_who_removed_them(self):
+        churn = stalls.page_cache_churn(stalls.parse(CHURN))
+        self.assertEqual(churn[("254:16", 0x2a)],
+                         {"added": 4, "read_again": 2,
+                          "removed_background": 2, "removed_other": 0})
+        self.assertEqual(churn[("254:16", 0x2b)],
+                         {"added": 0, "read_again": 0,
+                          "removed_background": 1, "removed_other": 1})
+
+
 if __name__ == "__main__":
     unittest.main()

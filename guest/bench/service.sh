@@ -57,13 +57,25 @@ trace_on() {
 	echo 1 > "$TRACE/tracing_on"
 }
 
-# trace_off MEMCACHED_PID: keep the trace and the thread IDs in
-# $RESULTS/trace/, and name them as the trial's metrics.
+# The files whose page cache the trial churns, as "MAJOR:MINOR INODE
+# NAME" lines: the page-cache events name a file by device and inode.
+trial_files() {
+	local f
+	for f in "$SCRATCH/service.dat" "$SCRATCH/service.log" \
+		$(command -v memcached bash head sleep) \
+		$(ldd "$(command -v memcached)" | awk '$3 ~ /^\// {print $3}'); do
+		stat -L -c '%Hd:%Ld %i %n' "$f"
+	done
+}
+
+# trace_off MEMCACHED_PID: keep the trace, the thread IDs and the files'
+# inodes in $RESULTS/trace/, and name the trace as the trial's metric.
 trace_off() {
 	echo 0 > "$TRACE/tracing_on"
 	mkdir -p "$RESULTS/trace" &&
 		cp "$TRACE/trace" "$RESULTS/trace/$TRIAL_ID.trace" &&
-		ls "/proc/$1/task" > "$RESULTS/trace/$TRIAL_ID.tids" || return 1
+		ls "/proc/$1/task" > "$RESULTS/trace/$TRIAL_ID.tids" &&
+		trial_files > "$RESULTS/trace/$TRIAL_ID.files" || return 1
 	echo "sched_trace_file trace/$TRIAL_ID.trace"
 	echo "trace_overrun $(awk '$1 == "overrun:" {s += $2} END {print s + 0}' \
 		"$TRACE"/per_cpu/cpu*/stats)"
