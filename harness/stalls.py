@@ -201,6 +201,18 @@ def _file_names(path):
     return names
 
 
+def _file_name(names, f):
+    """The name of file F = (dev, inode) in NAMES.  The root of a guest
+    that shares the host's files reports another device to stat than
+    its page cache does: there, an inode listed once names the file."""
+    if f in names:
+        return names[f]
+    same = [n for (_, ino), n in names.items() if ino == f[1]]
+    if len(same) == 1:
+        return f"{same[0]} (by inode)"
+    return f"{f[0]} inode {f[1]}"
+
+
 def _read_lines(path):
     with open(path, encoding="utf-8") as f:
         return f.read().split()
@@ -217,7 +229,7 @@ def trial_report(rundir, trial, rate, threshold_us):
         events = list(parse(f.read()))
     states, cpu, reclaim = attribute(events, tids, windows)
     names = _file_names(trace[:-len(".trace")] + ".files")
-    churn = {names.get(f, f"{f[0]} inode {f[1]}"): t
+    churn = {_file_name(names, f): t
              for f, t in page_cache_churn(events).items()}
     return {"variant": trial["variant"], "round": trial["round"],
             "slow": sum(x > threshold_us for x in lat), "requests": len(lat),
@@ -251,9 +263,11 @@ def render(reports, top=4):
                 f"{lru} " + ", ".join(f"{k} {v}" for k, v in t.items())
                 for lru, t in sorted(lrus.items())))
         churn = sorted(r.get("page_cache", {}).items(),
-                       key=lambda kv: -kv[1]["read_again"])
+                       key=lambda kv: (-kv[1]["read_again"],
+                                       -kv[1]["added"]))
         for name, t in churn[:top]:
-            if t["read_again"]:
+            if t["read_again"] or t["removed_background"] + \
+                    t["removed_other"]:
                 out.append(f"  page cache of {name}: " + ", ".join(
                     f"{k.replace('_', ' ')} {v}" for k, v in t.items()))
         if not s:

@@ -92,5 +92,16 @@ class PageCacheTest(unittest.TestCase):
                           "removed_background": 1, "removed_other": 1})
 
 
+    def test_a_file_is_named_by_device_and_inode_else_by_inode(self):
+        names = {("254:16", 12): "/scratch/data", ("0:42", 77): "/bin/head",
+                 ("0:42", 12): "/bin/sleep"}
+        self.assertEqual(stalls._file_name(names, ("254:16", 12)),
+                         "/scratch/data")
+        self.assertEqual(stalls._file_name(names, ("0:20", 77)),
+                         "/bin/head (by inode)")
+        self.assertEqual(stalls._file_name(names, ("0:20", 12)),
+                         "0:20 inode 12")
+
+
 if __name__ == "__main__":
     unittest.main()
