@@ -133,32 +133,14 @@ def cmd_stalls(args):
 def cmd_locks(args):
     """Which locks tasks waited for longest in a lockstat run, by variant,
     summed over its trials."""
-    path = os.path.join(args.rundir, "trials.jsonl")
-    if not os.path.isfile(path):
+    if not os.path.isfile(os.path.join(args.rundir, "trials.jsonl")):
         raise HarnessError(f"{args.rundir}: no trials.jsonl; give the run "
                            "directory of a lockstat scenario "
                            "(build/runs/bench-BASE-service-locks-N)")
-    totals = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            trial = json.loads(line)
-            if "lock_stat_file" not in trial:
-                continue
-            with open(os.path.join(args.rundir, trial["lock_stat_file"]),
-                      encoding="utf-8") as t:
-                classes = lockstat.parse(t.read())
-            into = totals.setdefault(trial["variant"], {})
-            for name, c in classes.items():
-                into[name] = lockstat.add(into.get(name), c)
+    totals = lockstat.by_variant(args.rundir)
     if not totals:
         raise HarnessError(f"{args.rundir}: no trial kept a lock_stat table")
-    for variant, classes in totals.items():
-        print(f"{variant}: class, contentions, wait ms, longest wait ms, "
-              "hold ms")
-        for name, c in lockstat.top(classes, args.top):
-            print(f"  {name:40} {c['contentions']:9.0f} "
-                  f"{c['wait_us'] / 1e3:10.1f} {c['wait_max_us'] / 1e3:8.1f} "
-                  f"{c['hold_us'] / 1e3:10.1f}")
+    print(lockstat.render(totals, args.top))
     return 0
 
 

@@ -2,12 +2,14 @@
 kernel (configs/lockstat.config): where tasks waited for locks while the
 trial's workload ran (issue 49's priority-inversion question)."""
 
+import json
+import os
 import re
 
 # A class's line: its name (rwsems and rwlocks have a -W and an -R line),
 # then con-bounces, contentions, waittime min/max/total/avg, acq-bounces,
 # acquisitions, holdtime min/max/total/avg; times in microseconds.
-_CLASS = re.compile(r"^\s*(?P<name>\S.*?)(?:-(?P<mode>[RW]))?:"
+_CLASS = re.compile(r"^\s*(?P<name>\S.*?)(?:-[RW])?:"
                     r"(?P<nums>(?:\s+[\d.]+){12})\s*$")
 
 # The classes the reports name, by a part of their lockdep name: the
@@ -69,3 +71,34 @@ def top(classes, n=10):
     """The n classes tasks waited longest for: (name, stats), longest
     first."""
     return sorted(classes.items(), key=lambda kv: -kv[1]["wait_us"])[:n]
+
+
+def by_variant(rundir):
+    """{variant: {class name: stats}}, each variant's lock_stat tables
+    in RUNDIR (a run of a lockstat scenario) added over its trials."""
+    totals = {}
+    with open(os.path.join(rundir, "trials.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            trial = json.loads(line)
+            if "lock_stat_file" not in trial:
+                continue
+            with open(os.path.join(rundir, trial["lock_stat_file"]),
+                      encoding="utf-8") as t:
+                classes = parse(t.read())
+            into = totals.setdefault(trial["variant"], {})
+            for name, c in classes.items():
+                into[name] = add(into.get(name), c)
+    return totals
+
+
+def render(totals, n=12):
+    """Text: each variant's n classes waited for longest."""
+    out = []
+    for variant, classes in totals.items():
+        out.append(f"{variant}: class, contentions, wait ms, longest wait "
+                   "ms, hold ms")
+        out += [f"  {name:40} {c['contentions']:9.0f} "
+                f"{c['wait_us'] / 1e3:10.1f} {c['wait_max_us'] / 1e3:8.1f} "
+                f"{c['hold_us'] / 1e3:10.1f}"
+                for name, c in top(classes, n)]
+    return "\n".join(out)

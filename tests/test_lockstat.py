@@ -1,5 +1,8 @@
 """Tests of harness/lockstat.py: reading a /proc/lock_stat table."""
 
+import json
+import os
+import tempfile
 import unittest
 
 from harness import lockstat
@@ -55,6 +58,31 @@ class ParseTest(unittest.TestCase):
     def test_top_is_longest_wait_first(self):
         names = [n for n, _ in lockstat.top(lockstat.parse(TABLE), 2)]
         self.assertEqual(names, ["&mm->mmap_lock", "&lruvec->lru_lock"])
+
+
+
+class ByVariantTest(unittest.TestCase):
+    def test_tables_add_up_by_variant_over_trials(self):
+        with tempfile.TemporaryDirectory() as run:
+            os.mkdir(os.path.join(run, "lockstat"))
+            trials = []
+            for n, variant in enumerate(["off", "auto", "auto"]):
+                name = f"lockstat/{n}.txt"
+                with open(os.path.join(run, name), "w",
+                          encoding="utf-8") as f:
+                    f.write(TABLE)
+                trials.append({"variant": variant, "lock_stat_file": name})
+            trials.append({"variant": "floor"})    # kept no table
+            with open(os.path.join(run, "trials.jsonl"), "w",
+                      encoding="utf-8") as f:
+                f.writelines(json.dumps(t) + "\n" for t in trials)
+            totals = lockstat.by_variant(run)
+        self.assertEqual(sorted(totals), ["auto", "off"])
+        mmap = totals["auto"]["&mm->mmap_lock"]
+        self.assertEqual(mmap["contentions"], 38)
+        self.assertAlmostEqual(mmap["wait_us"], 7600.0)
+        self.assertAlmostEqual(mmap["wait_max_us"], 2000.25)
+        self.assertEqual(totals["off"]["&mm->mmap_lock"]["contentions"], 19)
 
 
 if __name__ == "__main__":
