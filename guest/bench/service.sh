@@ -24,8 +24,8 @@ VARIANT_CPU_MAX="100000 100000"
 
 # The scratch disk's queue: its readahead sets how much of the streaming
 # reader's file is in flight, unread, above memcached's items.  The VM's
-# disk reads ahead 8 MiB; service-ra128 sets 128 KiB, what a disk that
-# reports no optimal I/O size gets.
+# disk reads ahead 8 MiB; service-ra128 sets 128 KiB, what a
+# non-rotational disk that reports no optimal I/O size gets.
 scratch_queue() {
 	echo "/sys/block/$(basename "$(findmnt -no SOURCE "$SCRATCH")")/queue"
 }
