@@ -24,8 +24,9 @@ VARIANT_CPU_MAX="100000 100000"
 
 # The scratch disk's queue: its readahead sets how much of the streaming
 # reader's file is in flight, unread, above memcached's items.  The VM's
-# disk reads ahead 8 MiB; service-ra128 sets 128 KiB, what a
-# non-rotational disk that reports no optimal I/O size gets.
+# disk reads ahead 8 MiB; 128 KiB is what a non-rotational disk that
+# reports no optimal I/O size gets.  service-ra128 sets it for every
+# trial, a variant named VARIANT+ra128 for its own trials.
 scratch_queue() {
 	echo "/sys/block/$(basename "$(findmnt -no SOURCE "$SCRATCH")")/queue"
 }
@@ -33,8 +34,9 @@ scratch_queue() {
 scenario_setup() {
 	command -v memcached > /dev/null ||
 		{ echo "bench: service needs memcached" >&2; return 1; }
+	SERVICE_DISK_RA_KB=$(cat "$(scratch_queue)/read_ahead_kb") || return 1
 	if [ "$scenario" = service-ra128 ]; then
-		echo 128 > "$(scratch_queue)/read_ahead_kb" || return 1
+		SERVICE_DISK_RA_KB=128
 	fi
 	dd if=/dev/zero of="$SCRATCH/service.dat" bs=1M \
 		count="$SERVICE_FILE_MIB" status=none && sync
@@ -93,12 +95,14 @@ trace_off() {
 }
 
 trial() {
-	local variant=$1 setting=$1 lat=$SCRATCH/service.lat out cpu0 i
-	local high0 full0 bg0
+	local variant=$1 setting=${1%+ra128} lat=$SCRATCH/service.lat out cpu0 i
+	local high0 full0 bg0 readahead_kb=$SERVICE_DISK_RA_KB
+	[ "$setting" = "$variant" ] || readahead_kb=128
 	fresh_cgroup || return 1
 	rm -f "$SCRATCH/service.log"
 	echo 3 > /proc/sys/vm/drop_caches
-	if [ "$variant" = floor ]; then
+	echo "$readahead_kb" > "$(scratch_queue)/read_ahead_kb" || return 1
+	if [ "$setting" = floor ]; then
 		setting=off
 	else
 		echo "$SERVICE_MAX" > "$BENCH_CG/memory.max"
