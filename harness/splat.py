@@ -30,7 +30,12 @@ SPLAT_PATTERNS = [
     ("debugobjects", re.compile(r"^ODEBUG: ")),
     ("UBSAN", re.compile(r"^UBSAN: ")),
 ]
+# A report without a trace shows this many lines; one with a trace runs to
+# its last "</TASK>" or end-trace marker (a hung task report names the lock's
+# owner, and shows its stack, after the waiter's), within the window.
 CONTEXT_LINES = 6
+REPORT_WINDOW = 120
+_REPORT_END = re.compile(r"^</TASK>|---\[ end trace")
 
 
 def kernel_messages(text):
@@ -41,15 +46,32 @@ def kernel_messages(text):
             yield m.group(1).rstrip()
 
 
+def _kind(msg):
+    for kind, pattern in SPLAT_PATTERNS:
+        if pattern.search(msg):
+            return kind
+    return None
+
+
+def _report_end(messages, start, limit):
+    """Where the report starting at messages[start] ends, before limit."""
+    end = min(start + CONTEXT_LINES, limit)
+    for i in range(start + 1, min(start + REPORT_WINDOW, limit)):
+        if _REPORT_END.search(messages[i].strip()):
+            end = i + 1
+    return end
+
+
 def find_splats(text):
     """Return a list of (kind, first line, context) for each splat."""
     messages = list(kernel_messages(text))
+    starts = [(i, kind) for i, kind in
+              ((i, _kind(msg)) for i, msg in enumerate(messages)) if kind]
     splats = []
-    for i, msg in enumerate(messages):
-        for kind, pattern in SPLAT_PATTERNS:
-            if pattern.search(msg):
-                splats.append((kind, msg, messages[i:i + CONTEXT_LINES]))
-                break
+    for n, (i, kind) in enumerate(starts):
+        limit = starts[n + 1][0] if n + 1 < len(starts) else len(messages)
+        splats.append((kind, messages[i],
+                       messages[i:_report_end(messages, i, limit)]))
     return splats
 
 

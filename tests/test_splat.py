@@ -65,6 +65,37 @@ class FindSplatsTest(unittest.TestCase):
         text = "# ok 3 test_x[   77.123456] BUG: kernel NULL pointer deref\n"
         self.assertEqual(self.kinds(text), ["BUG"])
 
+    def test_context_keeps_the_whole_trace(self):
+        # A hung task report names the lock and its owner only after the
+        # waiter's trace: the context must reach the report's last frame.
+        lines = ["INFO: task khugepaged:47 blocked for more than 61 seconds.",
+                 "      Not tainted 7.3.4+ #1",
+                 "task:khugepaged      state:D stack:0     pid:47",
+                 "Call Trace:", "<TASK>"]
+        lines += [f" frame_{n}+0x10/0x20" for n in range(12)]
+        lines += ["</TASK>",
+                  "INFO: task khugepaged:47 is blocked on a mutex likely "
+                  "owned by task kworker/u8:2:90.",
+                  "task:kworker/u8:2    state:R  running task",
+                  "Call Trace:", "<TASK>", " owner_frame+0x1/0x2", "</TASK>",
+                  "memhog invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL)"]
+        text = "".join(f"[  {120 + n}.000000] {line}\n"
+                       for n, line in enumerate(lines))
+        (kind, first, context), = splat.find_splats(text)
+        self.assertEqual(kind, "hung task")
+        self.assertIn(" frame_11+0x10/0x20", context)
+        self.assertIn(" owner_frame+0x1/0x2", context)
+        self.assertNotIn("oom-killer", "".join(context))
+
+    def test_context_stops_at_the_next_splat(self):
+        text = ("[    1.0] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x1/0x2\n"
+                "[    1.1] Call Trace:\n[    1.2] <TASK>\n"
+                "[    1.3] WARNING: CPU: 1 PID: 2 at mm/y.c:2 g+0x1/0x2\n"
+                "[    1.4] </TASK>\n")
+        found = splat.find_splats(text)
+        self.assertEqual(len(found), 2)
+        self.assertNotIn("WARNING: CPU: 1", "".join(found[0][2]))
+
     def test_format_names_the_splat(self):
         text = "[    1.000000] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x1/0x2\n"
         out = splat.format_splats(splat.find_splats(text))
