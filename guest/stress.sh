@@ -417,7 +417,7 @@ node_pressure() {
 	local wm=$1 allowing=$2 pool=/sys/devices/virtual/workqueue/memcg_bgreclaim/max_active
 	local lru_gen=/sys/kernel/mm/lru_gen/enabled lru_gen0=
 	local allow=/sys/module/memcg_bgreclaim/parameters/kswapd_helpers
-	local bound allowed used pin pinner i end last direct cycles=0 rc=0
+	local bound allowed used pin pinner pinned i end last direct cycles=0 rc=0
 	bound=$(cat "$pool") && allowed=$(cat "$allow") || return 1
 	[ -w "$lru_gen" ] && lru_gen0=$(cat "$lru_gen")
 	for i in 1 2 3; do
@@ -431,6 +431,7 @@ node_pressure() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	pin=$(($(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo) - 300))
+	pinned=$SECONDS
 	"$BIN/anonhold" "$pin" mlock &
 	pinner=$!
 	for i in $(seq 600); do
@@ -444,6 +445,7 @@ node_pressure() {
 		wait $pinner
 		return 1
 	}
+	pinned=$((SECONDS - pinned))
 	[ "$allowing" = default ] || echo "$allowing" > "$allow" || return 1
 	SCANNED=$(vmstat_of pgscan_kswapd)
 	HELPED=$(vmstat_of pgscan_kswapd_helper)
@@ -491,7 +493,7 @@ node_pressure() {
 	HELPED=$(($(vmstat_of pgscan_kswapd_helper) - HELPED))
 	lru_gen0=${lru_gen0:+ (MGLRU switched every 2)}
 	[ "${READ_ONLY:-0}" = 1 ] && lru_gen0=" (reading only, MGLRU on)"
-	echo "stress: $cycles reader restarts with \"$(wmarks "$wm")\", helpers allowed: $used$lru_gen0; kswapd scanned $SCANNED pages, its helpers $HELPED of them, direct reclaim $(($(vmstat_of pgscan_direct) - direct))"
+	echo "stress: $cycles reader restarts with \"$(wmarks "$wm")\", helpers allowed: $used$lru_gen0; kswapd scanned $SCANNED pages, its helpers $HELPED of them, direct reclaim $(($(vmstat_of pgscan_direct) - direct)); $pin MiB mlocked in ${pinned}s"
 	return $rc
 }
 
