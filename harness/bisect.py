@@ -45,7 +45,13 @@ def check(base, variant):
             tree.git(base, "checkout", "-q", "--detach", sha, capture=False)
             build.build_at(base, base.tree, out, variant, with_series=True,
                            selftests=False, partial_series=True)
-            problems += _boot_check(base, out, variant, label)
+            found = _boot_check(base, out, variant, label)
+            # Said as each commit is done: a run of hours stopped early
+            # still tells which commits passed.
+            for line in found or [f"{label}: builds, boots, KUnit and "
+                                  "smoke test pass"]:
+                log(line)
+            problems += found
     finally:
         tree.git(base, "checkout", "-q", start, capture=False)
     return problems
