@@ -43,9 +43,16 @@ def check(base, variant):
             label = f"[{n}/{len(commits)}] {subject}"
             log(f"bisectability {label}")
             tree.git(base, "checkout", "-q", "--detach", sha, capture=False)
-            build.build_at(base, base.tree, out, variant, with_series=True,
-                           selftests=False, partial_series=True)
-            found = _boot_check(base, out, variant, label)
+            # One commit that fails must not hide the verdicts of the
+            # commits after it.
+            try:
+                build.build_at(base, base.tree, out, variant,
+                               with_series=True, selftests=False,
+                               partial_series=True)
+            except HarnessError as e:
+                found = [f"{label}: does not build: {e}"]
+            else:
+                found = _boot_check(base, out, variant, label)
             # Said as each commit is done: a run of hours stopped early
             # still tells which commits passed.
             for line in found or [f"{label}: builds, boots, KUnit and "
