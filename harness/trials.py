@@ -95,11 +95,14 @@ def parse_trace(text):
     return events
 
 
-def pool_figures(events, final_pages, low_pages):
+def pool_figures(events, final_pages, low_pages, high_pages=None):
     """From the trace of one trial and each pressured cgroup's usage at its
     end ({cgroup id: pages}): the most runs in flight at once, the wait
     from a cgroup's first queueing to its first run (ms), the cgroups
-    whose last run ended at the low watermark (served) and the time from
+    whose last run ended at the low watermark (served), the cgroups at or
+    under the high watermark at the end (settled: where a worker was
+    queued but found nothing to do, no run is traced, so "served" misses
+    them; given high_pages only) and the time from
     the first queueing to the last run's end, the length of a run (p50,
     ms) and the p99 wait in runs of that length, how far below the low
     watermark completed runs left usage (over-reclaim), and Jain's index
@@ -144,7 +147,7 @@ def pool_figures(events, final_pages, low_pages):
         ratios.append(reclaimed.get(cg, 0) / excess if excess > 0 else 0.0)
     wait_p99 = percentile(waits, 99) if waits else -1
     run_p50 = percentile(runs, 50) if runs else -1
-    return {
+    figures = {
         "max_concurrent_runs": most,
         "wait_p50_ms": percentile(waits, 50) if waits else -1,
         "wait_p99_ms": wait_p99,
@@ -160,6 +163,10 @@ def pool_figures(events, final_pages, low_pages):
         else -1,
         "overreclaim_max_pages": max(below_low) if below_low else -1,
     }
+    if high_pages is not None:
+        figures["cgroups_settled"] = sum(
+            1 for pages in final_pages.values() if pages <= high_pages)
+    return figures
 
 
 def _derive_pool(trial, rundir):
@@ -171,7 +178,9 @@ def _derive_pool(trial, rundir):
               encoding="utf-8") as f:
         final = {cols[0]: int(cols[2]) // 4096
                  for cols in (line.split() for line in f) if cols}
-    trial.update(pool_figures(events, final, trial["low_bytes"] // 4096))
+    high = trial.get("high_bytes")
+    trial.update(pool_figures(events, final, trial["low_bytes"] // 4096,
+                              high // 4096 if high is not None else None))
 
 
 def worker_waits(events, cgroup_id):

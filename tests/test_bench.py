@@ -104,6 +104,20 @@ class TraceTest(unittest.TestCase):
         self.assertAlmostEqual(figs["jain_index"], 2 / 3, places=3)
         self.assertEqual(figs["overreclaim_max_pages"], 0)
 
+    def test_settled_counts_a_cgroup_no_run_was_traced_for(self):
+        # 9 ends at 2000 pages, under a high watermark of 2048, with no
+        # run traced: settled, though not served; without a high
+        # watermark the figure is not given.
+        final = dict(self.FINAL, **{"9": 2000})
+        events = trial_data.parse_trace(TRACE)
+        figs = trial_data.pool_figures(events, final, 1638, 2048)
+        self.assertEqual(figs["cgroups_served"], 2)
+        self.assertEqual(figs["cgroups_settled"], 3)
+        figs = trial_data.pool_figures(events, self.FINAL, 1638, 2048)
+        self.assertEqual(figs["cgroups_settled"], 2)
+        self.assertNotIn("cgroups_settled",
+                         trial_data.pool_figures(events, final, 1638))
+
     def test_overreclaim_is_usage_below_low_at_the_end(self):
         text = TRACE.replace("nr_reclaimed=1362 usage=1638",
                              "nr_reclaimed=1400 usage=1600")

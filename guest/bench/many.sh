@@ -88,6 +88,7 @@ trial() {
 	echo "cpu_s $(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)"
 	echo "pool_max_active $(cat /sys/bus/workqueue/devices/memcg_bgreclaim/max_active)"
 	echo "low_bytes $(awk '$1 == "low" {print $2}' "$BENCH_CG/c0/memory.reclaim_wmarks.effective")"
+	echo "high_bytes $(awk '$1 == "high" {print $2}' "$BENCH_CG/c0/memory.reclaim_wmarks.effective")"
 	echo "file_bytes $((MANY_FILE_MIB << 20))"
 	echo "trace_file latency/$TRIAL_ID.trace"
 	echo "ids_file latency/$TRIAL_ID.ids"
