@@ -279,7 +279,7 @@ SERIES_TAP = (
             for how in ("auto", "explicit", "invalid")))
 KUNIT = """\
 KTAP version 1
-1..2
+1..3
     KTAP version 1
     # Subtest: memcg_bgreclaim
     # module: memcontrol_bgreclaim
@@ -295,6 +295,13 @@ ok 1 memcg_bgreclaim
     ok 1 sched_cgroup_test_enter_leave
 # sched_cgroup_ctx: pass:1 fail:0 skip:0 total:1
 ok 2 sched_cgroup_ctx
+    KTAP version 1
+    # Subtest: kswapd_helpers
+    1..2
+    ok 1 kswapd_helpers_test_alone
+    ok 2 kswapd_helpers_test_shared_target
+# kswapd_helpers: pass:2 fail:0 skip:0 total:2
+ok 3 kswapd_helpers
 """
 # The base as the capture ran it.
 CAPTURE_BASE = {name: (result, "") for name, result
@@ -324,7 +331,7 @@ class ManifestTest(unittest.TestCase):
         results, cmp = self.judge(SERIES_TAP)
         self.assertTrue(cmp.ok, baseline.report(cmp))
         self.assertEqual(guest_run.summary_line(results, cmp),
-                         "131 passed, 16 failed, 6 skipped")
+                         "134 passed, 16 failed, 6 skipped")
 
     def test_missing_program(self):
         results, cmp = self.judge(SERIES_TAP.replace(BGRECLAIM, ""))
@@ -334,7 +341,7 @@ class ManifestTest(unittest.TestCase):
             "MISSING (the series must produce it): "
             "test_bgreclaim:test_bgr_cpuset_nodes"])
         self.assertEqual(guest_run.summary_line(results, cmp),
-                         "119 passed, 18 failed, 5 skipped")
+                         "122 passed, 18 failed, 5 skipped")
 
     def test_truncated_plan(self):
         cut = BGRECLAIM.replace("# ok 11 test_bgr_delegation\n", "")
@@ -354,7 +361,7 @@ class ManifestTest(unittest.TestCase):
                          "3 results, its TAP plan says 1..12")
         # Missing and cut short, it is counted once.
         self.assertEqual(guest_run.summary_line(results, cmp),
-                         "86 passed, 24 failed, 4 skipped")
+                         "89 passed, 24 failed, 4 skipped")
 
     def test_no_plan(self):
         _, cmp = self.judge(SERIES_TAP.replace("# 1..12\n", "", 1))
@@ -379,12 +386,13 @@ class ManifestTest(unittest.TestCase):
             "MISSING (the series must produce it): "
             "test_bgreclaim:test_bgr_cpuset_nodes"])
         self.assertEqual(guest_run.summary_line(results, cmp),
-                         "119 passed, 18 failed, 5 skipped")
+                         "122 passed, 18 failed, 5 skipped")
 
     def test_kunit_suite_absent(self):
         _, cmp = self.judge(SERIES_TAP, kunit="")
         self.assertEqual(self.failures(cmp), [
             "MISSING (the series must produce it): kunit:memcg_bgreclaim",
+            "MISSING (the series must produce it): kunit:kswapd_helpers",
             "MISSING (the series must produce it): kunit:sched_cgroup_ctx"])
 
     def test_kunit_suite_cut_short(self):
@@ -445,8 +453,8 @@ class BackportProfileTest(unittest.TestCase):
         # What run-selftests.sh produces with test_bgreclaim and
         # test_memcontrol named, no stress, and the KUnit suites at boot.
         self.assertEqual(sorted(guest_run.load_manifest("backport")), [
-            "fuzz-wmarks", "kunit:memcg_bgreclaim", "kunit:sched_cgroup_ctx",
-            "test_bgreclaim", "test_bgreclaim-mglru-zswap",
+            "fuzz-wmarks", "kunit:kswapd_helpers", "kunit:memcg_bgreclaim",
+            "kunit:sched_cgroup_ctx", "test_bgreclaim", "test_bgreclaim-mglru-zswap",
             "test_memcontrol@auto"])
         self.assertEqual(guest_run.PROFILES["backport"].programs,
                          ["test_bgreclaim", "test_memcontrol"])
