@@ -454,8 +454,8 @@ class BackportProfileTest(unittest.TestCase):
         # test_memcontrol named, no stress, and the KUnit suites at boot.
         self.assertEqual(sorted(guest_run.load_manifest("backport")), [
             "fuzz-wmarks", "kunit:kswapd_helpers", "kunit:memcg_bgreclaim",
-            "kunit:sched_cgroup_ctx", "test_bgreclaim", "test_bgreclaim-mglru-zswap",
-            "test_memcontrol@auto"])
+            "kunit:sched_cgroup_ctx", "test_bgreclaim",
+            "test_bgreclaim-mglru-zswap", "test_memcontrol@auto"])
         self.assertEqual(guest_run.PROFILES["backport"].programs,
                          ["test_bgreclaim", "test_memcontrol"])
         self.assertEqual(guest_run.PROFILES["backport"].stress_cycles, 0)
